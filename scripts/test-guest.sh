@@ -1,0 +1,90 @@
+#!/bin/sh
+# Guest root for test/service.test.js: a Debian bookworm minbase with systemd and Node.js (Debian's
+# nodejs is 18.x), booted with systemd-nspawn.
+#
+#   scripts/test-guest.sh tools        install systemd-container and debootstrap when missing
+#   scripts/test-guest.sh root DIR     fill the empty directory DIR with the guest root
+#
+# The root is built once with debootstrap (about a minute, ~370 MB) and cached as a tarball in
+# $SVR_TEST_CACHE (default /var/cache/svr-test); later runs unpack the tarball (a few seconds).
+# Delete the cache directory to rebuild. $SVR_TEST_MIRROR overrides the Debian mirror (default: the
+# one apt uses on this machine).
+set -eu
+
+CACHE=${SVR_TEST_CACHE:-/var/cache/svr-test}
+SUITE=bookworm
+PACKAGES=systemd,systemd-sysv,dbus,curl,sudo,ca-certificates,nodejs
+# Bump when the way the root is prepared changes, so an old cache is not reused.
+RECIPE=1
+
+log() { printf 'test-guest: %s\n' "$*" >&2; }
+die() { log "$*"; exit 1; }
+
+tools() {
+  missing=
+  command -v systemd-nspawn >/dev/null 2>&1 || missing="$missing systemd-container"
+  command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || missing="$missing debootstrap"
+  [ -z "$missing" ] && return 0
+  command -v apt-get >/dev/null 2>&1 || die "need$missing and there is no apt-get to install them"
+  log "installing$missing"
+  export DEBIAN_FRONTEND=noninteractive
+  # shellcheck disable=SC2086
+  apt-get install -y -q --no-install-recommends $missing >&2 ||
+    { apt-get update -q >&2 && apt-get install -y -q --no-install-recommends $missing >&2; } ||
+    die "apt-get could not install$missing"
+}
+
+# The Debian mirror apt already uses here (deb822 or one-line sources), else deb.debian.org.
+mirror() {
+  if [ -n "${SVR_TEST_MIRROR:-}" ]; then echo "$SVR_TEST_MIRROR"; return; fi
+  m=$(cat /etc/apt/sources.list.d/*.sources /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+    awk '
+      /^URIs:/ { for (i = 2; i <= NF; i++) if ($i ~ /\/debian\/?$/) { print $i; exit } }
+      /^deb / { for (i = 2; i <= NF; i++) if ($i ~ /^https?:.*\/debian\/?$/) { print $i; exit } }')
+  echo "${m:-http://deb.debian.org/debian}"
+}
+
+cache_file() {
+  key=$(printf '%s %s %s %s' "$SUITE" "$PACKAGES" "$RECIPE" "$(uname -m)" | sha256sum | cut -c1-12)
+  echo "$CACHE/$SUITE-minbase-$key.tar.gz"
+}
+
+build() { # build DIR: debootstrap into DIR and prepare it for booting
+  dir=$1
+  m=$(mirror)
+  log "debootstrap $SUITE from $m into $dir (once; cached afterwards)"
+  PATH="$PATH:/usr/sbin:/sbin" debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$dir" "$m" >&2 ||
+    die "debootstrap failed"
+  # No package downloads in the guest (it has no network); a smaller cache.
+  rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/*
+  # The test drives the guest with nsenter, no console login is needed.
+  ln -sf /dev/null "$dir/etc/systemd/system/console-getty.service"
+  echo svr-guest > "$dir/etc/hostname"
+}
+
+root() {
+  dir=$1
+  [ -d "$dir" ] || die "no such directory: $dir"
+  [ -z "$(ls -A "$dir")" ] || die "not empty: $dir"
+  tools
+  tarball=$(cache_file)
+  if [ ! -s "$tarball" ]; then
+    mkdir -p "$CACHE"
+    build "$dir"
+    log "caching the root as $tarball"
+    tmp="$tarball.tmp.$$"
+    trap 'rm -f "$tmp"' EXIT
+    tar -C "$dir" --numeric-owner --xattrs -czf "$tmp" .
+    mv "$tmp" "$tarball"
+    trap - EXIT
+  else
+    log "unpacking cached root $tarball"
+    tar -C "$dir" --numeric-owner --xattrs -xzf "$tarball"
+  fi
+}
+
+case "${1:-}" in
+  tools) tools ;;
+  root) [ $# -eq 2 ] || die "usage: $0 root DIR"; root "$2" ;;
+  *) echo "usage: $0 tools | root DIR" >&2; exit 2 ;;
+esac
