@@ -147,7 +147,10 @@ class Guest {
   async shutdown() {
     if (this.nspawn && this.nspawn.exitCode === null && this.nspawn.signalCode === null) {
       if (this.pid1) await this.exec('systemctl poweroff', { timeout: 10000 }).catch(() => {});
-      const stopped = await Promise.race([this.exited, sleep(30000).then(() => null)]);
+      let timer;
+      const stopped = await Promise.race([this.exited,
+        new Promise((resolve) => { timer = setTimeout(resolve, 30000, null); })]);
+      clearTimeout(timer);
       if (!stopped) {
         this.nspawn.kill('SIGKILL');
         await this.exited;
