@@ -397,3 +397,52 @@ test('workerCount: null means one per available CPU', () => {
   assert.equal(workerCount({ workers: null }), cpus);
   assert.equal(workerCount({ workers: 3 }), 3);
 });
+
+// svr.js --check: the command-line face of loadConfig (prints each error or "ok", exit 1 or 0).
+describe('svr.js --check', () => {
+  const { runSvr } = require('./helpers');
+
+  async function checkFile(file) {
+    return { file, ...(await runSvr(['--check', '--config', file])) };
+  }
+
+  const check = (content) => checkFile(writeConfig(content));
+
+  test('the shipped config: "ok", exit 0', async () => {
+    const { code, stdout, stderr } = await checkFile(DEFAULT_CONFIG_FILE);
+    assert.equal(code, 0, stderr);
+    assert.match(stdout, /: ok$/);
+    assert.equal(stderr, '');
+  });
+
+  test('malformed JSON: file, line and column, exit 1', async () => {
+    const { file, code, stderr } = await check('{\n  "port": 80,\n  "wwwroot": }\n');
+    assert.equal(code, 1);
+    assert.ok(stderr.includes(`${file}:3:14: JSON syntax error: `), stderr);
+  });
+
+  test('a wrong type: key path, expected and found, exit 1', async () => {
+    const { file, code, stderr } = await check({ wwwroot: 'site', port: 'eighty' });
+    assert.equal(code, 1);
+    assert.ok(stderr.includes(`${file}: port: expected an integer from 0 to 65535, found "eighty"`), stderr);
+  });
+
+  test('an unknown key: the hint, exit 1', async () => {
+    const { file, code, stderr } = await check({ wwwroot: 'site', wwwRoot: 'x' });
+    assert.equal(code, 1);
+    assert.ok(stderr.includes(`${file}: wwwRoot: unknown key; did you mean "wwwroot"?`), stderr);
+  });
+
+  test('several errors: every one on its own line, exit 1', async () => {
+    const { file, code, stdout, stderr } = await check({
+      port: -1, wwwroot: 'nowhere', enableLoging: false,
+      rewriteMap: [{ definingRegex: '/(/', replacements: [] }],
+    });
+    assert.equal(code, 1);
+    assert.doesNotMatch(stdout, /ok/);
+    const lines = stderr.split('\n');
+    for (const key of ['port', 'wwwroot', 'enableLoging', 'rewriteMap[0].definingRegex']) {
+      assert.ok(lines.some((line) => line.startsWith(`${file}: ${key}: `)), `${key} missing in:\n${stderr}`);
+    }
+  });
+});
