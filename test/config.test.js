@@ -112,11 +112,17 @@ describe('wrong types and values', () => {
 
   test('out of range', () => {
     assert.match(loadWith({ port: 70000 }).errors[0], /: port: expected an integer from 0 to 65535, found 70000$/);
-    assert.match(loadWith({ workers: 0 }).errors[0], /: workers: expected an integer >= 1 or null, found 0$/);
+    assert.match(loadWith({ workers: 0 }).errors[0], /: workers: expected an integer from 1 to 1024 or null, found 0$/);
   });
 
   test('not one of the allowed values', () => {
     assert.match(loadWith({ logFormat: 'xml' }).errors[0], /: logFormat: expected one of "combined", "json", found "xml"$/);
+  });
+
+  test('one message per key even when several rules fail (type and enum)', () => {
+    const { errors } = loadWith({ tlsMinVersion: 5 });
+    assert.equal(errors.length, 1, errors.join('\n'));
+    assert.match(errors[0], /: tlsMinVersion: expected one of "TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3", found 5$/);
   });
 
   test('a boolean given as a string', () => {
