@@ -1,6 +1,6 @@
 'use strict';
 
-const { test, describe } = require('node:test');
+const { test, describe, after } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
@@ -12,9 +12,13 @@ const schema = require('../config/svr-config.schema.json');
 
 const REPO = path.join(__dirname, '..');
 
+const tempDirs = [];
+after(() => tempDirs.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
+
 // A fresh directory holding svr-config.json (text or object) and a site/ directory for wwwroot.
 function writeConfig(content) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-config-test-'));
+  tempDirs.push(dir);
   fs.mkdirSync(path.join(dir, 'site'));
   const file = path.join(dir, 'svr-config.json');
   const text = typeof content === 'string' ? content : JSON.stringify(content, null, 2);
