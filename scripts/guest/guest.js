@@ -1,5 +1,6 @@
 'use strict';
-// A booted Debian guest for test/service.test.js: systemd-nspawn with a volatile overlay over a
+// A booted Debian guest for test/service.test.js (kept out of test/, where node --test would run
+// every .js file): systemd-nspawn with a volatile overlay over a
 // bookworm root (scripts/test-guest.sh), the checkout bound read-only at /src, commands run in it
 // with nsenter. Nothing here sleeps a fixed time: every wait polls a condition with a deadline.
 
@@ -59,6 +60,7 @@ function run(cmd, args, opts = {}) {
       if (timer) clearTimeout(timer);
       resolve({ code, signal, stdout, stderr });
     });
+    child.stdin.on('error', () => {}); // EPIPE when the command does not read its input
     child.stdin.end(opts.input || '');
   });
 }
@@ -140,8 +142,10 @@ class Guest {
 
   // Start a long-running process in the guest (stdin, stdout, stderr piped).
   spawn(script) {
-    return spawn('nsenter', ['-t', String(this.pid1), '-a', '--',
+    const child = spawn('nsenter', ['-t', String(this.pid1), '-a', '--',
       'env', '-i', `PATH=${GUEST_PATH}`, 'LANG=C.UTF-8', 'sh', '-c', script], { stdio: 'pipe' });
+    child.stdin.on('error', () => {});
+    return child;
   }
 
   async shutdown() {
