@@ -293,15 +293,14 @@ elif [ -z "$DESTDIR" ]; then
 fi
 [ -z "$STATUS" ] || did "service: $STATUS"
 
-cat <<EOF
-
-Next steps:
-  sudoedit $CONFIG          port, wwwroot, rewriteMap, enableDirectoryListing, ...
-  svr --check                          validate the config
-  systemctl restart svr                apply it (or: systemctl reload svr, a rolling reload)
-  $SITE/                       your site; a serverSideScript.js there runs for every request
-  journalctl -u svr -f                 access log and diagnostics
-  $LIBDIR/scripts/uninstall.sh  remove (keeps config, site and state unless --purge)
-EOF
+say ""
+say "Next steps:"
+step() { printf '  %-36s %s\n' "$1" "$2"; }
+step "sudoedit $CONFIG" "port, wwwroot, rewriteMap, enableDirectoryListing, ..."
+step "svr --check" "validate the config"
+step "systemctl restart svr" "apply it (or: systemctl reload svr, a rolling reload)"
+step "$SITE/" "your site; a serverSideScript.js there runs for every request"
+step "journalctl -u svr -f" "access log and diagnostics"
+step "$LIBDIR/scripts/uninstall.sh" "remove (keeps config, site and state unless --purge)"
 case "$STATUS" in *FAILED*) exit 1 ;; esac
 exit 0

@@ -1,0 +1,122 @@
+'use strict';
+// install.sh and scripts/uninstall.sh staged into a temporary DESTDIR: what goes where, what a
+// second run keeps, when a newer default config goes to .new. Needs no root and no systemd; the
+// real thing (users, the unit running, restarts) is test/service.test.js in a booted guest.
+
+const { test, before, after } = require('node:test');
+const assert = require('node:assert/strict');
+const { spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+const ROOT = path.resolve(__dirname, '..');
+let dest;
+
+function sh(script, args = [], env = {}) {
+  const r = spawnSync(path.join(ROOT, script), args, {
+    encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120000,
+  });
+  return { code: r.status, out: (r.stdout || '') + (r.stderr || '') };
+}
+const install = (...args) => sh('install.sh', ['--destdir', dest, ...args]);
+const p = (...parts) => path.join(dest, ...parts);
+const read = (...parts) => fs.readFileSync(p(...parts), 'utf8');
+
+before(() => { dest = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-install-')); });
+after(() => { fs.rmSync(dest, { recursive: true, force: true }); });
+
+test('install.sh --help documents the options and exits 0; an unknown option exits 2', () => {
+  const help = sh('install.sh', ['--help']);
+  assert.equal(help.code, 0);
+  assert.match(help.out, /--no-start/);
+  assert.match(help.out, /--destdir/);
+  assert.equal(sh('install.sh', ['--bogus']).code, 2);
+  assert.equal(sh('scripts/uninstall.sh', ['--help']).code, 0);
+});
+
+test('without root and without DESTDIR, install.sh refuses', { skip: process.getuid?.() === 0 && 'running as root' }, () => {
+  const r = sh('install.sh');
+  assert.equal(r.code, 1);
+  assert.match(r.out, /must run as root/);
+});
+
+test('a staged install puts code, command, unit, config, site and state in place', () => {
+  const r = install();
+  assert.equal(r.code, 0, r.out);
+  assert.match(r.out, /Next steps/);
+  for (const f of ['usr/lib/svr/svr.js', 'usr/lib/svr/package.json', 'usr/lib/svr/lib', 'usr/lib/svr/config/svr-config.schema.json',
+    'usr/lib/svr/scripts/uninstall.sh', 'usr/bin/svr', 'usr/lib/systemd/system/svr.service', 'var/www/svr/index.html', 'var/lib/svr']) {
+    assert.ok(fs.existsSync(p(f)), `${f} installed`);
+  }
+  assert.ok(!fs.existsSync(p('usr/lib/svr/test')), 'no tests installed');
+  assert.ok(!fs.existsSync(p('usr/lib/svr/scripts/guest')), 'no test helpers installed');
+  assert.equal(read('var/www/svr/index.html'), fs.readFileSync(path.join(ROOT, 'web/index.html'), 'utf8'));
+  assert.equal(read('usr/lib/systemd/system/svr.service').replaceAll(process.execPath, '/usr/bin/node'),
+    fs.readFileSync(path.join(ROOT, 'systemd/svr.service'), 'utf8'), 'the unit is systemd/svr.service (node path adjusted)');
+  assert.ok(fs.statSync(p('usr/bin/svr')).mode & 0o111, '/usr/bin/svr is executable');
+  assert.match(read('usr/bin/svr'), /--config "\/etc\/svr-config\.json"/);
+});
+
+test('only production dependencies are installed, every one of them', () => {
+  const lock = JSON.parse(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8'));
+  const prod = Object.entries(lock.packages).filter(([k, e]) => k && !e.dev && !e.devOptional);
+  for (const [k, e] of prod) {
+    assert.equal(JSON.parse(read('usr/lib/svr', k, 'package.json')).version, e.version, `${k} installed`);
+  }
+  const top = new Set(prod.map(([k]) => /^node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(k)[1]));
+  for (const name of fs.readdirSync(p('usr/lib/svr/node_modules'))) {
+    if (name.startsWith('@')) continue;
+    assert.ok(top.has(name), `${name} is a production dependency`);
+  }
+});
+
+test('the installed config listens on port 80, serves /var/www/svr and points $schema at a file that exists', () => {
+  const config = JSON.parse(read('etc/svr-config.json'));
+  assert.equal(config.port, 80);
+  assert.equal(config.wwwroot, '/var/www/svr');
+  if (config.$schema) {
+    assert.ok(path.isAbsolute(config.$schema), '$schema is absolute');
+    assert.ok(fs.existsSync(p(config.$schema)), `${config.$schema} is installed`);
+  }
+  const shipped = JSON.parse(fs.readFileSync(path.join(ROOT, 'config/svr-config.json'), 'utf8'));
+  for (const [k, v] of Object.entries(shipped)) {
+    if (!['port', 'wwwroot', '$schema'].includes(k)) assert.deepEqual(config[k], v, `${k} as shipped`);
+  }
+});
+
+test('a second run keeps the edited config, the site and added mods, and writes no .new', () => {
+  const edited = read('etc/svr-config.json').replace('"port": 80', '"port": 8081');
+  fs.writeFileSync(p('etc/svr-config.json'), edited);
+  fs.writeFileSync(p('var/www/svr/index.html'), 'my site');
+  fs.writeFileSync(p('usr/lib/svr/mods/my-mod.js'), 'module.exports = {};');
+  fs.writeFileSync(p('usr/lib/svr/stale-file-from-an-old-version.js'), '');
+  const r = install();
+  assert.equal(r.code, 0, r.out);
+  assert.equal(read('etc/svr-config.json'), edited, 'config kept');
+  assert.ok(!fs.existsSync(p('etc/svr-config.json.new')), 'no .new when the default did not change');
+  assert.equal(read('var/www/svr/index.html'), 'my site', 'site kept');
+  assert.equal(read('usr/lib/svr/mods/my-mod.js'), 'module.exports = {};', 'mod kept');
+  assert.ok(!fs.existsSync(p('usr/lib/svr/stale-file-from-an-old-version.js')), 'the code is replaced whole');
+});
+
+test('when the shipped default changed since the last install, it goes to /etc/svr-config.json.new', () => {
+  const before = read('etc/svr-config.json');
+  // As if the previous install had shipped a different default.
+  fs.writeFileSync(p('usr/lib/svr/config/svr-config.installed.json'), '{"port": 80}\n');
+  const r = install();
+  assert.equal(r.code, 0, r.out);
+  assert.equal(read('etc/svr-config.json'), before, 'config kept');
+  assert.match(r.out, /svr-config\.json\.new/);
+  assert.deepEqual(JSON.parse(read('etc/svr-config.json.new')), JSON.parse(read('usr/lib/svr/config/svr-config.installed.json')));
+});
+
+test('uninstall.sh removes code, command and unit, keeps config, site and state; --purge removes them', () => {
+  let r = sh('scripts/uninstall.sh', ['--destdir', dest]);
+  assert.equal(r.code, 0, r.out);
+  for (const f of ['usr/lib/svr', 'usr/bin/svr', 'usr/lib/systemd/system/svr.service']) assert.ok(!fs.existsSync(p(f)), `${f} removed`);
+  for (const f of ['etc/svr-config.json', 'var/www/svr/index.html', 'var/lib/svr']) assert.ok(fs.existsSync(p(f)), `${f} kept`);
+  r = sh('scripts/uninstall.sh', ['--destdir', dest, '--purge']);
+  assert.equal(r.code, 0, r.out);
+  for (const f of ['etc/svr-config.json', 'etc/svr-config.json.new', 'var/www/svr', 'var/lib/svr']) assert.ok(!fs.existsSync(p(f)), `${f} purged`);
+});
