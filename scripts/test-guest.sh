@@ -74,7 +74,7 @@ root() {
     log "caching the root as $tarball"
     tmp="$tarball.tmp.$$"
     trap 'rm -f "$tmp"' EXIT
-    tar -C "$dir" --numeric-owner --xattrs -czf "$tmp" .
+    tar -C "$dir" --numeric-owner --xattrs -I "gzip -1" -cf "$tmp" .
     mv "$tmp" "$tarball"
     trap - EXIT
   else

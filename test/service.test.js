@@ -157,7 +157,7 @@ EOF`);
     assert.equal((await get('/')).status, 200, 'other requests still reach the static files');
   });
 
-  test('systemctl reload svr under load: workers replaced, no request failed', async () => {
+  test('systemctl reload svr under load: workers replaced, no request failed', async (t) => {
     const main = await mainPid();
     const workers = async () => (await g.sh(`cat /proc/${main}/task/*/children`)).trim().split(/\s+/).filter(Boolean);
     const old = await workers();
@@ -186,6 +186,7 @@ EOF`);
     }
     const line = out.trim().split('\n').pop();
     const summary = JSON.parse(line);
+    t.diagnostic(`requests during the reload: ${line}`);
     assert.ok(summary.ok > 0, `requests went through: ${line}`);
     assert.equal(summary.failed, 0, `no request failed during the reload: ${line}`);
   });
