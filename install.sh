@@ -65,7 +65,9 @@ die() { printf 'install.sh: %s\n' "$*" >&2; exit 1; }
 if [ -z "$DESTDIR" ] && [ "$(id -u)" != 0 ]; then
   die "must run as root: sudo $0"
 fi
-[ -f "$SRC/svr.js" ] && [ -f "$SRC/package.json" ] || die "$SRC does not look like an svr checkout (no svr.js)"
+if [ ! -f "$SRC/svr.js" ] || [ ! -f "$SRC/package.json" ]; then
+  die "$SRC does not look like an svr checkout (no svr.js)"
+fi
 
 say "Installing svr from $SRC${DESTDIR:+ into $DESTDIR}"
 
@@ -91,7 +93,14 @@ say "Using Node.js $("$NODE" --version) at $NODE"
 mkdir -p "$DESTDIR/usr/lib" "$DESTDIR/usr/bin" "$DESTDIR/usr/lib/systemd/system" "$DESTDIR/etc" "$DESTDIR/var/www" "$DESTDIR/var/lib"
 NEW=$(mktemp -d "$DESTDIR/usr/lib/.svr.new.XXXXXX")
 OLD=
-cleanup() { rm -rf "$NEW"; [ -z "$OLD" ] || rm -rf "$OLD"; }
+# On any exit: drop the unfinished new tree; if the old one was moved aside and not replaced, put it back.
+# shellcheck disable=SC2317
+cleanup() {
+  rm -rf "$NEW"
+  if [ -n "$OLD" ]; then
+    if [ -e "$DESTDIR$LIBDIR" ]; then rm -rf "$OLD"; else mv "$OLD" "$DESTDIR$LIBDIR"; fi
+  fi
+}
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
