@@ -68,7 +68,9 @@ function run(cmd, args, opts = {}) {
 class Guest {
   constructor() {
     this.name = `svr-test-${process.pid}`;
-    this.work = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-guest-'));
+    // ~400 MB unpacked: /var/tmp is on disk where /tmp may be a small tmpfs.
+    const tmp = fs.existsSync('/var/tmp') ? '/var/tmp' : os.tmpdir();
+    this.work = fs.mkdtempSync(path.join(tmp, 'svr-guest-'));
     this.root = path.join(this.work, 'root');
     this.consoleLog = path.join(this.work, 'console.log');
     this.nspawn = null;
