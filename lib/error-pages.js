@@ -14,7 +14,7 @@
 const fs = require('fs');
 const path = require('path');
 const http = require('http');
-const { serverString } = require('./response-headers');
+const { serverString } = require('./server-string');
 
 const MAX_CUSTOM_PAGE = 1024 * 1024;
 
@@ -83,7 +83,7 @@ function wantsJSON(req) {
 
 function createErrorPages(config, context) {
   const log = (context && context.log) || { warn() {}, error() {}, info() {} };
-  const server = serverString(config.exposeServerVersion, context && context.version);
+  const server = serverString(config.exposeServerVersion === true);
   const showMods = config.exposeModsInErrorPages === true;
   const stackHidden = config.stackHidden !== false;
   const contactHTML = escapeHTML(obfuscateEmail(config.serverAdministratorEmail || '[no contact information]'));
@@ -113,7 +113,7 @@ function createErrorPages(config, context) {
   (config.errorPages || []).forEach((entry, i) => {
     if (entry && Number.isInteger(entry.scode)) loadCustom(entry.scode, entry.path, `errorPages[${i}].path`);
   });
-  loadCustom(404, config.page404, 'page404');
+  loadCustom(404, config.page404 === undefined ? '404.html' : config.page404, 'page404');
 
   // --- built-in pages, precomputed per status ----------------------------------------------------
   const builtin = new Map();

@@ -14,7 +14,7 @@
 const fs = require('fs');
 const path = require('path');
 const { escapeHTML, wantsJSON } = require('./error-pages');
-const { serverString } = require('./response-headers');
+const { serverString } = require('./server-string');
 const { encodePath, encodeSegment } = require('./sanitize');
 
 const MAX_ENTRIES = 10000;
@@ -47,7 +47,7 @@ const STYLE = 'body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Ro
 
 function createListing(config, context, { isHiddenReal, followSymlinks, realRoot }) {
   const allowDotfiles = config.allowDotfiles === true;
-  const footer = escapeHTML(serverString(config.exposeServerVersion, context && context.version));
+  const footer = escapeHTML(serverString(config.exposeServerVersion === true));
 
   function inside(real) {
     return real === realRoot || real.startsWith(realRoot === '/' ? '/' : realRoot + path.sep);

@@ -2,13 +2,8 @@
 // Stage 3: headers every response gets. Computed once at start; per request only the headers
 // whose value contains SVR.JS's `{path}` placeholder are filled in (with req.url after rewriting).
 
-const os = require('os');
 const http = require('http');
-
-function serverString(exposeServerVersion, version) {
-  if (exposeServerVersion !== true) return 'svr';
-  return `svr/${version || 'unknown'} (${os.type()}; Node.js/${process.version})`;
-}
+const { serverString } = require('./server-string');
 
 // Returns a list of problems (strings with key paths); empty when all headers are usable.
 function validateCustomHeaders(customHeaders) {
@@ -39,7 +34,7 @@ function validateCustomHeaders(customHeaders) {
 }
 
 function createResponseHeaders(config, context) {
-  const server = serverString(config.exposeServerVersion, context && context.version);
+  const server = serverString(config.exposeServerVersion === true);
   const fixed = [['Server', server]];
   const dynamic = [];
   const custom = config.customHeaders || {};
