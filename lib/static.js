@@ -33,9 +33,8 @@ const INDEX_FILES = ['index.html', 'index.htm'];
 
 function errorStatus(err) {
   switch (err && err.code) {
-    case 'ENOENT': case 'ENOTDIR': case 'ELOOP': case 'EISDIR': return 404;
+    case 'ENOENT': case 'ENOTDIR': case 'ELOOP': case 'EISDIR': case 'ENAMETOOLONG': return 404;
     case 'EACCES': case 'EPERM': return 403;
-    case 'ENAMETOOLONG': return 414;
     case 'EMFILE': case 'ENFILE': return 503;
     default: return 500;
   }
