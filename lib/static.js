@@ -74,7 +74,9 @@ function createStatic(config, context, { sendError }) {
   const installDir = path.resolve(__dirname, '..');
   const protectedPaths = [
     context && context.configFile,
-    config.modsDirectory || path.join(installDir, 'mods'),
+    config.modsDirectory // absolute from the loader; resolved against the config file's directory just in case
+      ? path.resolve(context && context.configFile ? path.dirname(context.configFile) : installDir, config.modsDirectory)
+      : path.join(installDir, 'mods'),
     path.join(installDir, 'svr.js'),
     path.join(installDir, 'lib'),
     path.join(installDir, 'node_modules'),
