@@ -96,6 +96,12 @@ function urlObject(req, target) {
   };
 }
 
+// The sanitized URL as the client asked for it, before the rewrite map.
+function beforeRewriting(req) {
+  const svr = req.svr;
+  return svr && typeof svr.cleanHref === 'string' ? svr.cleanHref + (svr.cleanSearch || '') : req.url;
+}
+
 function freeze(object) {
   Object.freeze(object.query);
   return Object.freeze(object);
@@ -233,9 +239,7 @@ function createStage(config, { sendError, log }, mods, script) {
     const q = target.indexOf('?');
     const href = q === -1 ? target : target.slice(0, q);
     const search = q === -1 ? '' : target.slice(q);
-    const original = (req.svr && typeof req.svr.originalUrl === 'string') ? req.svr.originalUrl : target;
-    const origQ = original.indexOf('?');
-    const origHref = origQ === -1 ? original : original.slice(0, origQ);
+    const origHref = beforeRewriting(req).split('?')[0];
     const ext = path.posix.extname(href).slice(1).toLowerCase();
     const elseCallback = passOn(res, SCRIPT_NAME, next);
     const callServerError = errorFunction(req, res);
@@ -255,9 +259,8 @@ function createStage(config, { sendError, log }, mods, script) {
   }
 
   function decorate(req, res) {
-    const original = (req.svr && typeof req.svr.originalUrl === 'string') ? req.svr.originalUrl : req.url;
     req.parsedURL = freeze(urlObject(req, req.url));
-    req.originalParsedURL = freeze(urlObject(req, original));
+    req.originalParsedURL = freeze(urlObject(req, beforeRewriting(req)));
     if (req.authUser === undefined) req.authUser = null;
     res.error = errorFunction(req, res);
     res.redirect = redirectFunction(res);
