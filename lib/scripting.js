@@ -9,7 +9,7 @@
 //   createScripting({ sendError }) -> scripting(req, res, next)   (the pipeline's seam)
 //
 // A request gets, before the first mod runs: req.parsedURL, req.originalParsedURL (frozen
-// url.parse-style objects with a `query` object), req.authUser; res.error(code[, extName][,
+// url.parse-style objects with a `query` object), req.authUser (lib/basic-auth.js); res.error(code[, extName][,
 // error][, headers]), res.redirect(dest[, isTemporary][, keepMethod][, headers]),
 // res.responseEnd(body), res.head, res.foot. Errors: a synchronous throw or a rejected promise of
 // a mod, or a throw of the script, becomes a 500 for that request only (the mod's name/version
@@ -23,6 +23,7 @@ const querystring = require('node:querystring');
 const { loadMods, modsDirectory, INSTALL_DIR } = require('./mods');
 const { compileServerSideScript, scriptPath, SCRIPT_NAME } = require('./server-side-script');
 const { createParsePostData } = require('./post-data');
+const { createAuthenticator } = require('./basic-auth');
 const { requestContext, describe } = require('./request-context');
 const { serverString } = require('./server-string');
 const { version } = require('../package.json');
@@ -142,6 +143,7 @@ function createStage(config, { sendError, log }, mods, script) {
   const users = Array.isArray(config.users) ? config.users : [];
   const page404 = config.page404 === undefined ? '404.html' : config.page404;
   const warned = new Set();
+  const authenticate = createAuthenticator(users);
 
   // The configured headers (Server first) with SVR.JS's {path} filled in for this request.
   function customHeaders(req) {
@@ -287,7 +289,14 @@ function createStage(config, { sendError, log }, mods, script) {
 
   return function scripting(req, res, next) {
     const state = { req, res, fail: (error) => fail(req, res, 500, { error }) };
+    if (authenticate && req.headers.authorization !== undefined) {
+      return authenticate(req).then((name) => {
+        req.authUser = name;
+        requestContext.run(state, run, req, res, next);
+      });
+    }
     requestContext.run(state, run, req, res, next);
+    return undefined;
   };
 }
 

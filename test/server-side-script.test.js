@@ -57,7 +57,14 @@ if (href === '/page.html' && search === '?async-pass') { disableEndElseCallbackE
 if (href === '/page.html' && search === '?answer-without-return') { res.end('answered'); }
 `;
 
-const USERS = [{ name: 'alice', pass: 'abc', salt: 'def' }];
+const crypto = require('node:crypto');
+
+// SVR.JS account formats: sha256(password + salt) by default, or PBKDF2-HMAC-SHA512.
+const USERS = [
+  { name: 'alice', pass: crypto.createHash('sha256').update('secret' + 'salt1').digest('hex'), salt: 'salt1' },
+  { name: 'bob', pass: crypto.pbkdf2Sync('hunter2', 'salt2', 36250, 64, 'sha512').toString('hex'), salt: 'salt2', pbkdf2: true },
+];
+const basic = (name, password) => ({ authorization: `Basic ${Buffer.from(`${name}:${password}`).toString('base64')}` });
 
 let server;
 test.before(async () => {
@@ -79,7 +86,7 @@ test('the script sees href, ext, search, uobject, origHref and the SVR.JS consta
   assert.deepEqual(vars.uobject, { pathname: '/vars.TXT', search: '?a=1&a=2&b=x', query: { a: ['1', '2'], b: 'x' }, host: 'www.example.com' });
   assert.equal(vars.url, '/vars.TXT?a=1&a=2&b=x');
   assert.equal(vars.defaultpage, 'index.html');
-  assert.deepEqual(vars.users, [{ ...USERS[0], pbkdf2: false, scrypt: false }]);
+  assert.deepEqual(vars.users.map((user) => user.name), ['alice', 'bob']);
   assert.equal(vars.page404, 'missing.html');
   assert.equal(vars.head, '<H>');
   assert.equal(vars.foot, '</F>');
@@ -88,6 +95,16 @@ test('the script sees href, ext, search, uobject, origHref and the SVR.JS consta
   assert.equal(vars.port, server.port, 'configJSON is the config');
   assert.equal(vars.customHeaders.Server, 'svr');
   assert.equal(vars.customHeaders['X-Path'], 'at /vars.TXT?a=1&a=2&b=x');
+});
+
+test('authUser is the user whose Basic credentials match an account in users, else null', async () => {
+  const authUser = async (headers) => JSON.parse((await request(`${server.url}/vars`, { headers })).text).authUser;
+  assert.equal(await authUser(basic('alice', 'secret')), 'alice');
+  assert.equal(await authUser(basic('bob', 'hunter2')), 'bob', 'PBKDF2 accounts');
+  assert.equal(await authUser(basic('bob', 'hunter2')), 'bob', 'remembered');
+  assert.equal(await authUser(basic('alice', 'wrong')), null);
+  assert.equal(await authUser(basic('nobody', 'secret')), null);
+  assert.equal(await authUser({ authorization: 'Bearer abc' }), null);
 });
 
 test('the script has the Node modules, require, the log functions and the SVR.JS helpers', async () => {
