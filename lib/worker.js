@@ -114,17 +114,12 @@ class Worker {
   recycle(error) {
     if (this.draining) return;
     const reason = error instanceof Error ? error.message : String(error);
-    log.warn(`uncaught exception: stop accepting, finish ${this.activeRequests()} in-flight request(s), exit`);
+    log.warn('uncaught exception: this worker stops accepting, finishes its in-flight requests and exits');
     this.exitCode = 1;
     if (this.hooks.recycle) this.hooks.recycle(reason);
     this.drain(0, this.config.shutdownTimeout);
   }
 
-  activeRequests() {
-    let count = 0;
-    for (const state of this.sockets.values()) count += state.active;
-    return count;
-  }
 }
 
 // In a cluster worker: wait for the config from the primary, then serve.
