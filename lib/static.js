@@ -186,7 +186,8 @@ function createStatic(config, context, { sendError }) {
   async function serveFile(req, res, real, rel, firstStats) {
     let d = decide(req, real, firstStats);
     if (d.status !== 200 && d.status !== 206) return answerWithoutBody(req, res, d, real, firstStats);
-    if (req.method === 'HEAD') return answerWithoutBody(req, res, { status: 200 }, real, firstStats);
+    // HEAD, and an empty file, need no open file at all.
+    if (req.method === 'HEAD' || firstStats.size === 0) return answerWithoutBody(req, res, { status: 200 }, real, firstStats);
 
     let fd;
     try {
@@ -200,6 +201,7 @@ function createStatic(config, context, { sendError }) {
       if (gone(res)) return closeFd();
       const stats = await fstat(fd);
       if (!stats.isFile()) { closeFd(); return sendError(req, res, 404); }
+      if (stats.size === 0) { closeFd(); return answerWithoutBody(req, res, { status: 200 }, real, stats); }
       if (stats.size !== firstStats.size || stats.mtimeMs !== firstStats.mtimeMs) {
         d = decide(req, real, stats); // changed between stat and open: decide again on what we opened
         if (d.status !== 200 && d.status !== 206) { closeFd(); return answerWithoutBody(req, res, d, real, stats); }
@@ -217,9 +219,11 @@ function createStatic(config, context, { sendError }) {
         readdir: async () => { throw Object.assign(new Error('no directories here'), { code: 'ENOTDIR' }); },
         createReadStream: (p, opts) => {
           handedOver = true;
-          const stream = fs.createReadStream(p, {
-            fd, start: opts && opts.start, end: opts && opts.end, autoClose: true,
-          });
+          // Always bounded by the size we announced: a file that grows while it is sent must not
+          // push bytes past Content-Length into the keep-alive connection.
+          const start = opts && opts.start !== undefined ? opts.start : 0;
+          const end = opts && opts.end !== undefined ? opts.end : stats.size - 1;
+          const stream = fs.createReadStream(p, { fd, start, end, autoClose: true });
           stream.on('error', (err) => {
             if (!res.headersSent) sendError(req, res, errorStatus(err), { error: err });
             else res.destroy();
