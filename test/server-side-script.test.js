@@ -358,3 +358,18 @@ test('a new script is picked up after SIGHUP without a failed request', async ()
     await srv.stop();
   }
 });
+
+test('a reload with a script that does not compile keeps the old workers serving', async () => {
+  const srv = await startServer({ files: { 'serverSideScript.js': 'responseEnd("v1"); return;' } });
+  try {
+    fs.writeFileSync(path.join(srv.root, 'serverSideScript.js'), 'responseEnd("v2"; return;');
+    const since = srv.stderr().length;
+    srv.signal('SIGHUP');
+    await srv.waitForLog(/reload failed, still serving with the previous config: .*serverSideScript\.js: cannot load the server-side script: SyntaxError/, 'stderr', since);
+    const res = await request(`${srv.url}/`, { agent: false });
+    assert.equal(res.status, 200);
+    assert.equal(res.text, 'v1');
+  } finally {
+    await srv.stop();
+  }
+});
