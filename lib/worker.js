@@ -119,7 +119,6 @@ class Worker {
     if (this.hooks.recycle) this.hooks.recycle(reason);
     this.drain(0, this.config.shutdownTimeout);
   }
-
 }
 
 // In a cluster worker: wait for the config from the primary, then serve.
@@ -130,7 +129,7 @@ function runClusterWorker() {
       worker = startWorker(message.config, message.configFile, {
         ready: (listeners) => process.send({ type: 'ready', listeners }),
         fatal: (code, text) => process.send({ type: 'fatal', code, message: text }, () => process.exit(1)),
-        recycle: (text) => process.send({ type: 'recycle', message: text }),
+        recycle: (text) => { if (process.connected) process.send({ type: 'recycle', message: text }); },
       }, { disableMods: message.disableMods });
     } else if (message.type === 'drain' && worker) {
       worker.drain(message.idleGraceMs, message.timeoutMs);
