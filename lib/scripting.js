@@ -176,9 +176,12 @@ function createStage(config, { sendError, log }, mods, script) {
     sendError(req, res, status, { extName, error, headers });
   }
 
-  function errorFunction(req, res) {
+  // defaultExtName: for res.error in a mod, the mod's name/version, so that an error page raised
+  // by a mod names it (with exposeModsInErrorPages) even when it passes no extName.
+  function errorFunction(req, res, defaultExtName) {
     return function callServerError(code, extName, error, headers) {
       const args = errorArguments(code, extName, error, headers);
+      if (args.extName === undefined) args.extName = defaultExtName;
       fail(req, res, args.status, args);
     };
   }
@@ -226,6 +229,7 @@ function createStage(config, { sendError, log }, mods, script) {
   function runMod(index, req, res, next) {
     const mod = mods[index];
     const failed = (error) => fail(req, res, 500, { extName: mod.label, error });
+    res.error = errorFunction(req, res, mod.label);
     let result;
     try {
       result = mod.handler(req, res, modLogs[index], sharedConfig, next);
@@ -264,7 +268,7 @@ function createStage(config, { sendError, log }, mods, script) {
     req.parsedURL = freeze(urlObject(req, req.url));
     req.originalParsedURL = freeze(urlObject(req, beforeRewriting(req)));
     if (req.authUser === undefined) req.authUser = null;
-    res.error = errorFunction(req, res);
+    res.error = errorFunction(req, res); // each mod gets its own (see runMod)
     res.redirect = redirectFunction(res);
     res.responseEnd = responseEndFunction(res);
     res.head = head;

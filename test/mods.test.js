@@ -123,7 +123,9 @@ test('a mod gets parsedURL, originalParsedURL, authUser, head/foot and the confi
 });
 
 test('res.error and res.redirect answer for a mod', async () => {
-  assert.equal((await request(`${server.url}/mod-error`)).status, 403);
+  const error = await request(`${server.url}/mod-error`);
+  assert.equal(error.status, 403);
+  assert.match(error.text, /inspector\/2\.1/, 'the page raised by the mod names it (exposeModsInErrorPages)');
   const redirect = await request(`${server.url}/mod-redirect`);
   assert.equal(redirect.status, 302);
   assert.equal(redirect.headers.location, '/there');
