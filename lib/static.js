@@ -251,11 +251,14 @@ function createStatic(config, context, { sendError }) {
         url: encodePath('/' + rel.split(path.sep).join('/')),
         headers: d.range ? { range: `bytes=${d.range.start}-${d.range.end}` } : {},
       };
-      await serveHandler(shReq, res, {
-        public: realRoot, cleanUrls: false, directoryListing: false, symlinks: true, etag: false,
-      }, methods);
-      res.writeHead = writeHead;
-      closeFd();
+      try {
+        await serveHandler(shReq, res, {
+          public: realRoot, cleanUrls: false, directoryListing: false, symlinks: true, etag: false,
+        }, methods);
+      } finally {
+        res.writeHead = writeHead;
+      }
+      closeFd(); // only if serve-handler never asked for the stream
     } catch (err) {
       closeFd();
       sendError(req, res, 500, { error: err });
