@@ -83,6 +83,12 @@ describe('containment with followSymlinks: true', () => {
     }
   });
 
+  it('answers 404 for a dangling symlink (a file that vanished) and keeps serving', async () => {
+    fs.symlinkSync('gone.txt', path.join(srv.root, 'dangling.txt'));
+    assert.equal((await request(`${srv.url}/dangling.txt`)).status, 404);
+    assert.equal((await request(`${srv.url}/a.txt`)).text, 'A');
+  });
+
   it('refuses a symlink whose target is a dotfile', async () => {
     assert.equal((await request(`${srv.url}/env.txt`)).status, 404);
   });
