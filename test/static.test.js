@@ -159,6 +159,25 @@ describe("the server's own files", () => {
   });
 });
 
+describe("svr's own code when wwwroot is the installation directory", () => {
+  let srv;
+  before(async () => {
+    srv = await startServer({ config: { wwwroot: path.join(__dirname, '..') } });
+  });
+  after(() => srv.stop());
+
+  it('never serves svr.js, lib/, node_modules/, config/ or package.json', async () => {
+    for (const p of ['/svr.js', '/lib/pipeline.js', '/node_modules/serve-handler/package.json',
+      '/config/svr-config.json', '/package.json']) {
+      assert.equal((await request(srv.url + p)).status, 404, p);
+    }
+  });
+
+  it('still serves other files there', async () => {
+    assert.equal((await request(`${srv.url}/web/index.html`)).status, 200);
+  });
+});
+
 describe('MIME types, index files, trailing slashes', () => {
   let srv;
   let noRedirect;
