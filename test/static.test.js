@@ -236,3 +236,9 @@ describe('MIME types, index files, trailing slashes', () => {
     assert.equal((await request(`${srv.url}/a.txt/`)).status, 404);
   });
 });
+
+describe('a web root that does not exist', () => {
+  it('stops the server at start with one message naming wwwroot', async () => {
+    await assert.rejects(startServer({ config: { wwwroot: 'no-such-dir' } }), /wwwroot: \S*no-such-dir is not a readable directory \(ENOENT\)/);
+  });
+});
