@@ -123,3 +123,16 @@ test('an uncaught exception in a callback: 500 for its request, a concurrent slo
     assert.equal(readyWorkerPids(server).filter(isAlive).length, 1);
   });
 });
+
+test('--single-threaded: an uncaught exception answers 500, then the server stops with exit code 1', async () => {
+  const server = await startServer({ files: { 'serverSideScript.js': SCRIPT }, args: ['--single-threaded'] });
+  try {
+    const crash = await request(`${server.url}/crash`, { agent: false });
+    assert.equal(crash.status, 500);
+    const { code } = await server.exited;
+    assert.equal(code, 1);
+    assert.ok(server.stderr().some((line) => /uncaught exception while serving GET \/crash/.test(line)));
+  } finally {
+    await server.stop();
+  }
+});
