@@ -175,7 +175,9 @@ EOF`);
         if (client.exitCode !== null) throw new Error(`load client exited: ${out} ${err}`);
         return out.includes('started');
       }, { timeout: 30000 });
+      const reloadAt = new Date().toISOString();
       await g.sh('systemctl reload svr');
+      t.diagnostic(`systemctl reload svr at ${reloadAt}`);
       await until('every worker to be replaced by the rolling reload', async () => {
         const now = await workers();
         return now.length > 0 && now.every((pid) => !old.includes(pid));

@@ -18,18 +18,23 @@ let started = false;
 const t0 = Date.now();
 
 function once() {
+  const sent = Date.now();
+  const note = (what) => {
+    failed++;
+    if (errors.length < 10) errors.push(`${what} (sent ${new Date(sent).toISOString()}, failed after ${Date.now() - sent} ms)`);
+  };
   return new Promise((resolve) => {
     const req = http.get(url, { agent: false, timeout: 10000 }, (res) => {
       res.resume();
       res.on('end', () => {
         if (res.statusCode === 200) ok++;
-        else { failed++; if (errors.length < 10) errors.push(`status ${res.statusCode}`); }
+        else note(`status ${res.statusCode}`);
         resolve();
       });
-      res.on('error', (err) => { failed++; if (errors.length < 10) errors.push(`response: ${err.message}`); resolve(); });
+      res.on('error', (err) => { note(`response: ${err.message}`); resolve(); });
     });
     req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', (err) => { failed++; if (errors.length < 10) errors.push(`${err.code || ''} ${err.message}`); resolve(); });
+    req.on('error', (err) => { note(`${err.code || 'error'}: ${err.message}`); resolve(); });
   });
 }
 
