@@ -8,7 +8,10 @@
 //   { key, cert, minVersion, maxVersion?, ciphers?, SNICallback? }
 
 const fs = require('fs');
+const net = require('net');
 const tls = require('tls');
+const https = require('https');
+const http2 = require('http2');
 const { selfSignedPaths, versionOptions } = require('./certificate');
 
 // The certificate and key files in use: the configured ones, else the generated pair.
@@ -60,4 +63,89 @@ function loadTlsContext(config) {
   return options;
 }
 
-module.exports = { loadTlsContext, certificateFiles, sniMatcher, versionOptions };
+// The public HTTPS port used in redirects: spubport, else sport.
+function publicSecurePort(config) {
+  if (config.spubport !== undefined && config.spubport !== null) return Number(config.spubport);
+  if (config.sport !== undefined && config.sport !== null) return Number(config.sport);
+  return 443;
+}
+
+// A Host header we are willing to put into a Location: a DNS name, IPv4, or [IPv6],
+// with an optional port (dropped: the redirect goes to spubport).
+const HOST_RE = /^(?:([a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?)*)\.?|\[([0-9a-f:.]+)\])(?::\d{1,5})?$/i;
+
+function redirectHost(req, config) {
+  const m = HOST_RE.exec(String(req.headers.host || ''));
+  if (m) {
+    if (m[1]) return m[1].toLowerCase();
+    if (net.isIPv6(m[2])) return '[' + m[2].toLowerCase() + ']';
+  }
+  if (config.domain) return config.domain;
+  const local = req.socket && req.socket.localAddress;
+  if (!local) return 'localhost';
+  if (local.startsWith('::ffff:') && net.isIPv4(local.slice(7))) return local.slice(7);
+  return net.isIPv6(local) ? '[' + local + ']' : local;
+}
+
+// req.url as origin-form (path + query); absolute-form (a proxy-style request line) is reduced to it.
+function originForm(url) {
+  if (typeof url !== 'string' || url === '') return '/';
+  if (url.startsWith('/')) return url;
+  try {
+    const u = new URL(url);
+    if (u.protocol === 'http:' || u.protocol === 'https:') return u.pathname + u.search;
+  } catch { /* fall through */ }
+  return '/';
+}
+
+// Handler for the plain listener when HTTPS is on: 301 to the same host, path and query on https.
+function createRedirectHandler(config) {
+  const port = publicSecurePort(config);
+  const portPart = port === 443 ? '' : ':' + port;
+  return function redirectToHttps(req, res) {
+    const location = 'https://' + redirectHost(req, config) + portPart + originForm(req.url);
+    const body = '<!DOCTYPE html>\n<html><head><title>301 Moved Permanently</title></head>' +
+      '<body><h1>301 Moved Permanently</h1><p>This site is served over HTTPS.</p></body></html>\n';
+    res.writeHead(301, {
+      Location: location,
+      'Content-Type': 'text/html; charset=utf-8',
+      'Content-Length': Buffer.byteLength(body),
+    });
+    res.end(req.method === 'HEAD' ? undefined : body);
+  };
+}
+
+// Wrap the pipeline for the secure listener: HSTS, and HTTP/2 requests made to look
+// like HTTP/1.1 ones where the pipeline reads them (Host from :authority).
+function secureHandler(config, handler) {
+  const maxAge = Number(config.hstsMaxAge) || 0;
+  const hsts = maxAge > 0 ? 'max-age=' + Math.floor(maxAge) : null;
+  return function secureRequest(req, res) {
+    if (req.httpVersionMajor === 2 && req.headers.host === undefined && req.headers[':authority'] !== undefined) {
+      req.headers.host = req.headers[':authority'];
+    }
+    if (hsts) res.setHeader('Strict-Transport-Security', hsts);
+    return handler(req, res);
+  };
+}
+
+// The HTTPS server for `sport`: HTTP/2 with HTTP/1.1 fallback (ALPN) when enableHTTP2, else HTTPS.
+function createSecureServer(config, handler, serverOptions = {}) {
+  const options = Object.assign({}, serverOptions, loadTlsContext(config));
+  const h = secureHandler(config, handler);
+  if (config.enableHTTP2) {
+    return http2.createSecureServer(Object.assign(options, { allowHTTP1: true }), h);
+  }
+  return https.createServer(options, h);
+}
+
+module.exports = {
+  loadTlsContext,
+  certificateFiles,
+  sniMatcher,
+  versionOptions,
+  createSecureServer,
+  createRedirectHandler,
+  secureHandler,
+  publicSecurePort,
+};
