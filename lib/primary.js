@@ -6,6 +6,7 @@
 const cluster = require('node:cluster');
 const log = require('./log');
 const { loadConfig, workerCount } = require('./config');
+const { ensureCertificate } = require('./certificate');
 const { version } = require('../package.json');
 
 const BACKOFF_BASE_MS = 100;
@@ -224,6 +225,10 @@ function readConfig(options) {
   if (errors.length > 0) return { errors };
   if (options.port !== undefined) config.port = options.port;
   if (options.workers !== undefined) config.workers = options.workers;
+  // HTTPS: check the certificate files, or make/renew the self-signed one, before any
+  // worker (new ones on reload included) reads them.
+  const certificate = ensureCertificate(config, { configFile: options.configFile, log });
+  if (certificate.errors.length > 0) return { errors: certificate.errors };
   return { config, errors };
 }
 

@@ -106,11 +106,10 @@ function createRedirectHandler(config) {
     const location = 'https://' + redirectHost(req, config) + portPart + originForm(req.url);
     const body = '<!DOCTYPE html>\n<html><head><title>301 Moved Permanently</title></head>' +
       '<body><h1>301 Moved Permanently</h1><p>This site is served over HTTPS.</p></body></html>\n';
-    res.writeHead(301, {
-      Location: location,
-      'Content-Type': 'text/html; charset=utf-8',
-      'Content-Length': Buffer.byteLength(body),
-    });
+    res.statusCode = 301;
+    res.setHeader('Location', location);
+    res.setHeader('Content-Type', 'text/html; charset=utf-8');
+    res.setHeader('Content-Length', Buffer.byteLength(body));
     res.end(req.method === 'HEAD' ? undefined : body);
   };
 }
@@ -129,14 +128,31 @@ function secureHandler(config, handler) {
   };
 }
 
-// The HTTPS server for `sport`: HTTP/2 with HTTP/1.1 fallback (ALPN) when enableHTTP2, else HTTPS.
+// The HTTPS server for `sport`: HTTP/2 with HTTP/1.1 fallback (ALPN) when enableHTTP2, else
+// HTTPS. Returns { server, drain }: drain() sends every HTTP/2 session a GOAWAY, so clients
+// finish their streams and open new connections elsewhere (HTTP/1.1 connections are drained
+// by the worker with "Connection: close", as on the plain listener).
 function createSecureServer(config, handler, serverOptions = {}) {
   const options = Object.assign({}, serverOptions, loadTlsContext(config));
   const h = secureHandler(config, handler);
-  if (config.enableHTTP2) {
-    return http2.createSecureServer(Object.assign(options, { allowHTTP1: true }), h);
-  }
-  return https.createServer(options, h);
+  if (!config.enableHTTP2) return { server: https.createServer(options, h), drain: () => {} };
+  options.allowHTTP1 = true;
+  if (serverOptions.maxHeaderSize) options.settings = { maxHeaderListSize: serverOptions.maxHeaderSize };
+  const server = http2.createSecureServer(options, h);
+  const sessions = new Set();
+  let draining = false;
+  server.on('session', (session) => {
+    if (draining) { session.close(); return; }
+    sessions.add(session);
+    session.once('close', () => sessions.delete(session));
+  });
+  return {
+    server,
+    drain: () => {
+      draining = true;
+      for (const session of sessions) session.close();
+    },
+  };
 }
 
 module.exports = {
