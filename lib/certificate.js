@@ -5,8 +5,10 @@
 // the primary (before forking) with node-forge, kept in the state directory and
 // renewed when it gets close to expiry.
 //
-// ensureCertificate(config, opts) -> { certFile, keyFile, generated, fingerprint256, errors }
+// ensureCertificate(config, { configFile, log, checkOnly, now, env })
+//   -> { certFile, keyFile, generated, fingerprint256, errors }
 //   errors are strings in the config validator's style: `FILE: cert: ...`.
+//   checkOnly (svr.js --check): validate what is there, generate nothing.
 
 const crypto = require('crypto');
 const fs = require('fs');
@@ -20,19 +22,7 @@ const RENEW_BEFORE_DAYS = 30;
 const CERT_NAME = 'selfsigned-cert.pem';
 const KEY_NAME = 'selfsigned-key.pem';
 const SVR_ROOT = path.join(__dirname, '..');
-
-function defaultLog() {
-  try {
-    return require('./log');
-  } catch (err) {
-    if (err.code !== 'MODULE_NOT_FOUND') throw err;
-    return {
-      info: (m) => process.stderr.write(m + '\n'),
-      warn: (m) => process.stderr.write('warning: ' + m + '\n'),
-      error: (m) => process.stderr.write('error: ' + m + '\n'),
-    };
-  }
-}
+const defaultLog = require('./log');
 
 // Where svr keeps what it makes itself (the self-signed certificate):
 // config.stateDirectory, else $STATE_DIRECTORY (set by systemd's StateDirectory=,
@@ -268,7 +258,7 @@ function exists(file) {
 }
 
 function ensureCertificate(config, opts = {}) {
-  const log = opts.log || defaultLog();
+  const log = opts.log || defaultLog;
   const fileLabel = opts.configFile || 'config';
   const now = opts.now !== undefined ? new Date(opts.now).getTime() : Date.now();
   const result = { certFile: null, keyFile: null, generated: false, fingerprint256: null, errors: [] };
@@ -357,11 +347,13 @@ function ensureCertificate(config, opts = {}) {
         reason = `the old one does not name ${missing.map((m) => m.value).join(', ')}`;
       } else {
         result.fingerprint256 = checked.x509.fingerprint256;
-        log.info(`HTTPS uses the self-signed certificate ${certFile} (SHA-256 fingerprint ${result.fingerprint256}, valid until ${checked.x509.validTo})`);
+        if (!opts.checkOnly) log.info(`HTTPS uses the self-signed certificate ${certFile} (SHA-256 fingerprint ${result.fingerprint256}, valid until ${checked.x509.validTo})`);
         return result;
       }
     }
   }
+
+  if (opts.checkOnly) return result; // --check: say nothing about a certificate it would make
 
   try {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
