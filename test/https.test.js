@@ -46,6 +46,7 @@ test('first start with secure: true generates a self-signed certificate, logs it
     assert.equal(res.protocol, 'TLSv1.3');
   } finally {
     await server.stop();
+    fs.rmSync(path.dirname(stateDir), { recursive: true, force: true });
   }
 });
 
@@ -62,6 +63,7 @@ test('a second start reuses the generated certificate', async () => {
     assert.equal(cert.fingerprint256, fingerprint);
   } finally {
     await second.stop();
+    fs.rmSync(stateDir, { recursive: true, force: true });
   }
 });
 
@@ -80,6 +82,7 @@ test('a generated certificate that expires within 30 days is replaced at start',
     assert.ok(Date.parse(served.validTo) - Date.now() > 800 * DAY, `valid until ${served.validTo}`);
   } finally {
     await server.stop();
+    fs.rmSync(stateDir, { recursive: true, force: true });
   }
 });
 
