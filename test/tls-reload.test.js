@@ -17,7 +17,7 @@ const { startTlsServer, httpsRequest, h2Request, h2Connect, peerCertificate, wri
 // refused (REFUSED_STREAM, or sent after its GOAWAY) was not processed and is retried, as
 // RFC 9113 §8.7 allows; it is counted, not hidden.
 function load(server, { keepalive = 6, fresh = 3, h2 = 3 } = {}) {
-  const stats = { ok: 0, failed: [], fingerprints: [], h2retried: 0, h2sessions: 0 };
+  const stats = { ok: 0, failed: [], fingerprints: [], h2retried: 0, h2retryReasons: {}, h2sessions: 0 };
   let running = true;
   const agent = new https.Agent({ keepAlive: true, maxSockets: keepalive, rejectUnauthorized: false });
   let session = null;
@@ -62,7 +62,10 @@ function load(server, { keepalive = 6, fresh = 3, h2 = 3 } = {}) {
       } catch (error) {
         const refused = error.code === 'ERR_HTTP2_GOAWAY_SESSION' || error.rstCode === http2.constants.NGHTTP2_REFUSED_STREAM ||
           (error.code === 'ERR_HTTP2_STREAM_ERROR' && /REFUSED_STREAM/.test(error.message)) || error.code === 'ERR_HTTP2_INVALID_SESSION';
-        if (refused) stats.h2retried++;
+        if (refused) {
+          stats.h2retried++;
+          stats.h2retryReasons[error.code || `rst ${error.rstCode}`] = (stats.h2retryReasons[error.code || `rst ${error.rstCode}`] || 0) + 1;
+        }
         else stats.failed.push(`h2: ${error.code || error.message}`);
       }
     }
@@ -142,7 +145,7 @@ test('renewed certificate files + SIGHUP under load: the new certificate is serv
     assert.equal(stats.fingerprints[stats.fingerprints.length - 1], second.fingerprint256, 'and the new one last');
     assert.deepEqual([...new Set(stats.fingerprints)].sort(), [first.fingerprint256, second.fingerprint256].sort());
     assert.ok(stats.h2sessions >= 2, `HTTP/2 clients moved to a new session after the GOAWAY (${stats.h2sessions} sessions)`);
-    t.diagnostic(`requests ok: ${stats.ok}, HTTP/2 streams retried after GOAWAY: ${stats.h2retried}, HTTP/2 sessions: ${stats.h2sessions}`);
+    t.diagnostic(`requests ok: ${stats.ok}, HTTP/2 streams retried after GOAWAY: ${stats.h2retried} ${JSON.stringify(stats.h2retryReasons)}, HTTP/2 sessions: ${stats.h2sessions}`);
   }
 });
 
