@@ -31,9 +31,9 @@ function createListeners(config, handler) {
     listeners.push({ server, port: config.port, scheme: 'http' });
   }
   if (config.secure) {
-    const { server, drain } = createSecureServer(config, handler, serverOptions(config));
+    const { server, drain, reload } = createSecureServer(config, handler, serverOptions(config));
     applyTimeouts(server, config);
-    listeners.push({ server, port: config.sport, scheme: 'https', drain });
+    listeners.push({ server, port: config.sport, scheme: 'https', drain, reload });
   }
   return listeners;
 }

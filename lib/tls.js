@@ -129,16 +129,34 @@ function secureHandler(config, handler) {
 }
 
 // The HTTPS server for `sport`: HTTP/2 with HTTP/1.1 fallback (ALPN) when enableHTTP2, else
-// HTTPS. Returns { server, drain }: drain() sends every HTTP/2 session a GOAWAY, so clients
-// finish their streams and open new connections elsewhere (HTTP/1.1 connections are drained
-// by the worker with "Connection: close", as on the plain listener).
+// HTTPS. Returns { server, drain, reload }:
+//   drain() sends every HTTP/2 session a GOAWAY, so clients finish their streams and open new
+//   connections elsewhere (HTTP/1.1 connections are drained by the worker with
+//   "Connection: close", as on the plain listener);
+//   reload(config) loads the certificate files (and SNI ones) again for new connections
+//   (--single-threaded's SIGHUP; in a cluster, new workers load them instead).
 function createSecureServer(config, handler, serverOptions = {}) {
-  const options = Object.assign({}, serverOptions, loadTlsContext(config));
+  let context = loadTlsContext(config);
+  const options = Object.assign({}, serverOptions, context, {
+    // one callback for the server's life, so reload() can change the SNI certificates too
+    SNICallback: (servername, cb) => (context.SNICallback ? context.SNICallback(servername, cb) : cb(null, null)),
+  });
   const h = secureHandler(config, handler);
-  if (!config.enableHTTP2) return { server: https.createServer(options, h), drain: () => {} };
+  const reload = (next) => {
+    const fresh = loadTlsContext(next); // throws on unreadable files: the caller keeps the old context
+    const contextOptions = Object.assign({}, fresh);
+    delete contextOptions.SNICallback;
+    server.setSecureContext(contextOptions);
+    context = fresh;
+  };
+  let server;
+  if (!config.enableHTTP2) {
+    server = https.createServer(options, h);
+    return { server, drain: () => {}, reload };
+  }
   options.allowHTTP1 = true;
   if (serverOptions.maxHeaderSize) options.settings = { maxHeaderListSize: serverOptions.maxHeaderSize };
-  const server = http2.createSecureServer(options, h);
+  server = http2.createSecureServer(options, h);
   const sessions = new Set();
   let draining = false;
   server.on('session', (session) => {
@@ -148,6 +166,7 @@ function createSecureServer(config, handler, serverOptions = {}) {
   });
   return {
     server,
+    reload,
     drain: () => {
       draining = true;
       for (const session of sessions) session.close();

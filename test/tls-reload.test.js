@@ -170,3 +170,35 @@ test('a generated certificate close to expiry is renewed by SIGHUP', async () =>
     await server.stop();
   }
 });
+
+test('--single-threaded: SIGHUP serves renewed certificate files (SNI ones too) to new connections', async () => {
+  const certs = makeTempDir('svr-certs-');
+  const first = writePair(certs, 'first', ['localhost']);
+  const second = writePair(certs, 'second', ['localhost']);
+  const sniFirst = writePair(certs, 'sni-first', ['a.test']);
+  const sniSecond = writePair(certs, 'sni-second', ['a.test']);
+  const live = { cert: path.join(certs, 'live.crt'), key: path.join(certs, 'live.key') };
+  const sni = { cert: path.join(certs, 'a.crt'), key: path.join(certs, 'a.key') };
+  for (const [from, to] of [[first, live], [sniFirst, sni]]) {
+    fs.copyFileSync(from.cert, to.cert);
+    fs.copyFileSync(from.key, to.key);
+  }
+  const server = await startTlsServer({ config: { cert: live.cert, key: live.key, sni: { 'a.test': sni } }, args: ['--single-threaded'] });
+  try {
+    assert.equal((await peerCertificate(server.sport, 'localhost')).fingerprint256, first.fingerprint256);
+    assert.equal((await peerCertificate(server.sport, 'a.test')).fingerprint256, sniFirst.fingerprint256);
+    for (const [from, to] of [[second, live], [sniSecond, sni]]) {
+      replaceFile(to.key, from.keyPem);
+      replaceFile(to.cert, from.certPem);
+    }
+    const since = server.stderr().length;
+    server.signal('SIGHUP');
+    await server.waitForLog(/reload complete/, 'stderr', since);
+    assert.equal((await peerCertificate(server.sport, 'localhost')).fingerprint256, second.fingerprint256);
+    assert.equal((await peerCertificate(server.sport, 'a.test')).fingerprint256, sniSecond.fingerprint256);
+    assert.equal((await httpsRequest(`${server.httpsUrl}/`)).status, 200);
+  } finally {
+    await server.stop();
+    fs.rmSync(certs, { recursive: true, force: true });
+  }
+});
