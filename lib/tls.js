@@ -159,10 +159,26 @@ function createSecureServer(config, handler, serverOptions = {}) {
   server = http2.createSecureServer(options, h);
   const sessions = new Set();
   let draining = false;
+  // A session with no open stream for keepAliveTimeout gets a GOAWAY (graceful: as nginx does
+  // with keepalive_timeout); Node's own session timeout would destroy streams in flight.
+  const idleMs = Number(config.keepAliveTimeout) || 0;
   server.on('session', (session) => {
     if (draining) { session.close(); return; }
     sessions.add(session);
-    session.once('close', () => sessions.delete(session));
+    let open = 0;
+    let timer = null;
+    const arm = () => {
+      if (!idleMs) return;
+      timer = setTimeout(() => session.close(), idleMs);
+      timer.unref();
+    };
+    session.on('stream', (stream) => {
+      open++;
+      clearTimeout(timer);
+      stream.once('close', () => { if (--open === 0 && !session.closed) arm(); });
+    });
+    session.once('close', () => { clearTimeout(timer); sessions.delete(session); });
+    arm();
   });
   return {
     server,

@@ -82,3 +82,20 @@ test('no cleartext HTTP/2 (h2c) on the plain port', async () => {
   const res = await curl(['--http2-prior-knowledge', '--output', '/dev/null', '--write-out', '%{http_version}', `${server.url}/`]);
   assert.notEqual(res.stdout.toString(), '2');
 });
+
+test('h2: a session idle for keepAliveTimeout is closed with a GOAWAY', async () => {
+  const quick = await startTlsServer({ config: { enableHTTP2: true, keepAliveTimeout: 300 } });
+  try {
+    const session = h2Connect(quick.httpsUrl);
+    const goaway = new Promise((resolve) => session.once('goaway', (code) => resolve(code)));
+    const closed = new Promise((resolve) => session.once('close', resolve));
+    const res = await h2Request(quick.httpsUrl, '/', { session });
+    assert.equal(res.status, 200);
+    const startedAt = Date.now();
+    assert.equal(await goaway, 0, 'GOAWAY with NO_ERROR');
+    await closed;
+    assert.ok(Date.now() - startedAt >= 250, 'not before the timeout');
+  } finally {
+    await quick.stop();
+  }
+});
