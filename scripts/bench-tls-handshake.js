@@ -10,6 +10,9 @@
 //   node scripts/bench-tls-handshake.js --svr [--workers N] [-n 2000] [-c 32]
 //       (--svr starts svr.js itself with secure:true on free ports, a generated
 //        certificate in a temporary state directory, and stops it afterwards)
+//   node scripts/bench-tls-handshake.js --baseline [-n 2000] [-c 32]
+//       (a bare Node https server in one child process with the same kind of
+//        certificate, answering "hello": what one process can do, for comparison)
 
 const tls = require('tls');
 const fs = require('fs');
@@ -21,13 +24,13 @@ const minimist = require('minimist');
 
 const argv = minimist(process.argv.slice(2), {
   string: ['url', 'tls', 'workers'],
-  boolean: ['svr', 'request', 'help'],
+  boolean: ['svr', 'baseline', 'request', 'help'],
   default: { n: 2000, c: 32, request: true },
   alias: { n: 'connections', c: 'concurrency', h: 'help' },
 });
 
-if (argv.help || (!argv.url && !argv.svr)) {
-  process.stdout.write(fs.readFileSync(__filename, 'utf8').split('\n').slice(3, 13).map((l) => l.replace(/^\/\/ ?/, '')).join('\n') + '\n');
+if (argv.help || (!argv.url && !argv.svr && !argv.baseline)) {
+  process.stdout.write(fs.readFileSync(__filename, 'utf8').split('\n').slice(3, 16).map((l) => l.replace(/^\/\/ ?/, '')).join('\n') + '\n');
   process.exit(argv.help ? 0 : 2);
 }
 
@@ -65,6 +68,28 @@ async function startSvr() {
   });
   const workers = (err.match(/(\d+) workers?/) || [])[1];
   return { url: `https://127.0.0.1:${sport}/`, proc, dir, workers: workers || config.workers || 'default' };
+}
+
+const BASELINE_SERVER = `
+const https = require('https');
+const { generateSelfSigned } = require(process.argv[1]);
+const { certPem, keyPem } = generateSelfSigned({ names: [{ type: 'dns', value: 'localhost' }] });
+const server = https.createServer({ cert: certPem, key: keyPem, minVersion: 'TLSv1.2' }, (req, res) => res.end('hello\\n'));
+server.listen(0, '127.0.0.1', () => process.stderr.write('listening on https://127.0.0.1:' + server.address().port + '\\n'));
+`;
+
+async function startBaseline() {
+  const proc = spawn(process.execPath, ['-e', BASELINE_SERVER, path.join(__dirname, '..', 'lib', 'certificate.js')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  const port = await new Promise((resolve, reject) => {
+    proc.stderr.on('data', (d) => {
+      err += d;
+      const m = /listening on https:\/\/127\.0\.0\.1:(\d+)/.exec(err);
+      if (m) resolve(m[1]);
+    });
+    proc.once('exit', (code) => reject(new Error('baseline server exited ' + code + ':\n' + err)));
+  });
+  return { url: `https://127.0.0.1:${port}/`, proc, dir: null, workers: 'bare Node https, 1 process' };
 }
 
 function oneConnection(u, request) {
@@ -129,8 +154,8 @@ async function run(url, n, c, request) {
 (async () => {
   let svr = null;
   let url = argv.url;
-  if (argv.svr) {
-    svr = await startSvr();
+  if (argv.svr || argv.baseline) {
+    svr = argv.svr ? await startSvr() : await startBaseline();
     url = svr.url;
   }
   try {
@@ -140,7 +165,7 @@ async function run(url, n, c, request) {
     await run(url, Math.min(200, n), c, argv.request);
     const r = await run(url, n, c, argv.request);
     const what = argv.request ? 'handshake + 1 request + close' : 'handshake + close';
-    console.log(`${url} (${svr ? 'svr, workers: ' + svr.workers + ', ' : ''}${os.cpus().length} CPUs, client in 1 process, node ${process.version})`);
+    console.log(`${url} (${svr ? (argv.svr ? 'svr, workers: ' : '') + svr.workers + ', ' : ''}${os.cpus().length} CPUs, client in 1 process, node ${process.version})`);
     console.log(`${r.ok} new TLS connections (${what}), concurrency ${c}: ${r.seconds.toFixed(2)} s, ` +
       `${r.rate.toFixed(0)} connections/s, handshake p50 ${r.p50.toFixed(1)} ms p99 ${r.p99.toFixed(1)} ms, ` +
       `errors ${r.errors}${argv.request ? ', non-2xx/3xx ' + r.non2xx : ''}`);
@@ -149,7 +174,7 @@ async function run(url, n, c, request) {
     if (svr) {
       svr.proc.kill('SIGTERM');
       await new Promise((resolve) => svr.proc.once('exit', resolve));
-      fs.rmSync(svr.dir, { recursive: true, force: true });
+      if (svr.dir) fs.rmSync(svr.dir, { recursive: true, force: true });
     }
   }
 })().catch((err) => {
