@@ -37,7 +37,6 @@ function reload(worker, options) {
     for (const error of errors) log.error(`  ${error}`);
     return;
   }
-  if (config.port !== worker.config.port) log.warn('the port changed: restart to listen on the new one');
   for (const key of ['secure', 'sport', 'enableHTTP2', 'disableNonEncryptedServer', 'disableToHTTPSRedirect']) {
     if (config[key] !== worker.config[key]) log.warn(`${key} changed: restart to apply it`);
   }
@@ -47,6 +46,8 @@ function reload(worker, options) {
     log.error(`reload failed, still serving with the previous config: ${error.message}`);
     return;
   }
+
+  if (config.port !== worker.config.port) log.warn('the port changed: restart to listen on the new one');
   worker.config = config;
   worker.build(config);
   log.info('reload complete');

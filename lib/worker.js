@@ -134,13 +134,7 @@ function runClusterWorker() {
 }
 
 function startWorker(config, configFile, hooks) {
-  let worker;
-  try {
-    worker = new Worker(config, configFile, hooks);
-  } catch (error) { // e.g. a certificate file that vanished since the primary checked it
-    hooks.fatal(error.code, error.message);
-    return null;
-  }
+  const worker = new Worker(config, configFile, hooks);
   worker.listen().catch((error) => hooks.fatal(error.code, error.message));
   return worker;
 }
