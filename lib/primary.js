@@ -6,8 +6,8 @@
 const cluster = require('node:cluster');
 const log = require('./log');
 const { loadConfig, workerCount } = require('./config');
-const { ensureCertificate } = require('./certificate');
 const { version } = require('../package.json');
+const { ensureCertificate } = require('./certificate');
 
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_CAP_MS = 15000;
