@@ -267,6 +267,9 @@ function ensureCertificate(config, opts = {}) {
   if (!config || !config.secure) return result;
 
   for (const e of checkTlsOptions(config)) fail(e);
+  if (!config.disableNonEncryptedServer && config.port === config.sport && config.port !== 0 && config.port !== undefined) {
+    fail(`sport: ${config.sport} is also "port"; HTTP and HTTPS need two ports (or set "disableNonEncryptedServer": true)`);
+  }
 
   // SNI entries: each must name a host (or *.domain) and a readable, matching pair.
   const sni = config.sni || {};

@@ -370,3 +370,11 @@ test('loadTlsContext: tlsMaxVersion and cipherSuite reach the handshake', async 
   });
   assert.deepStrictEqual(got, { proto: 'TLSv1.2', cipher: 'ECDHE-RSA-AES256-GCM-SHA384' });
 });
+
+test('sport equal to port is an error unless the plain listener is off', () => {
+  const dir = tmpdir();
+  const r = ensureCertificate({ secure: true, port: 8443, sport: 8443, stateDirectory: dir }, { configFile: CONFIG_FILE, log: capture().log });
+  assert.deepStrictEqual(r.errors, [`${CONFIG_FILE}: sport: 8443 is also "port"; HTTP and HTTPS need two ports (or set "disableNonEncryptedServer": true)`]);
+  const off = ensureCertificate({ secure: true, port: 8443, sport: 8443, disableNonEncryptedServer: true, stateDirectory: dir }, { configFile: CONFIG_FILE, log: capture().log });
+  assert.deepStrictEqual(off.errors, []);
+});
