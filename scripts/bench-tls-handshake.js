@@ -7,7 +7,7 @@
 // whole response, close. A benchmark, not a test.
 //
 //   node scripts/bench-tls-handshake.js --url https://127.0.0.1:8443/ [-n 2000] [-c 32] [--tls TLSv1.3] [--no-request]
-//   node scripts/bench-tls-handshake.js --svr [--workers N] [-n 2000] [-c 32]
+//   node scripts/bench-tls-handshake.js --svr [--workers N | --single-threaded] [--http2] [-n 2000] [-c 32]
 //       (--svr starts svr.js itself with secure:true on free ports, a generated
 //        certificate in a temporary state directory, and stops it afterwards)
 //   node scripts/bench-tls-handshake.js --baseline [-n 2000] [-c 32]
@@ -24,7 +24,7 @@ const minimist = require('minimist');
 
 const argv = minimist(process.argv.slice(2), {
   string: ['url', 'tls', 'workers'],
-  boolean: ['svr', 'baseline', 'request', 'help'],
+  boolean: ['svr', 'baseline', 'single-threaded', 'http2', 'request', 'help'],
   default: { n: 2000, c: 32, request: true },
   alias: { n: 'connections', c: 'concurrency', h: 'help' },
 });
@@ -53,11 +53,11 @@ async function startSvr() {
   const sport = await freePort();
   const config = {
     port, sport, secure: true, wwwroot: 'www', stateDirectory: 'state', enableLogging: false,
-    workers: argv.workers ? Number(argv.workers) : null,
+    workers: argv.workers ? Number(argv.workers) : null, enableHTTP2: argv.http2,
   };
   const configFile = path.join(dir, 'svr-config.json');
   fs.writeFileSync(configFile, JSON.stringify(config, null, 2));
-  const proc = spawn(process.execPath, [path.join(__dirname, '..', 'svr.js'), '--config', configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawn(process.execPath, [path.join(__dirname, '..', 'svr.js'), '--config', configFile, ...(argv['single-threaded'] ? ['--single-threaded'] : [])], { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   await new Promise((resolve, reject) => {
     proc.stderr.on('data', (d) => {
@@ -66,7 +66,7 @@ async function startSvr() {
     });
     proc.once('exit', (code) => reject(new Error('svr exited ' + code + ':\n' + err)));
   });
-  const workers = (err.match(/(\d+) workers?/) || [])[1];
+  const workers = argv['single-threaded'] ? 'single-threaded' : (err.match(/(\d+) workers?/) || [])[1];
   return { url: `https://127.0.0.1:${sport}/`, proc, dir, workers: workers || config.workers || 'default' };
 }
 
@@ -124,6 +124,26 @@ function oneConnection(u, request) {
   });
 }
 
+// CPU time (ms) used so far by a server process and its children (the workers), from /proc:
+// unlike the wall-clock rate, this hardly depends on what else the machine is doing.
+function serverCpuMs(pid) {
+  if (!pid || !fs.existsSync('/proc/self/stat')) return null;
+  const ticks = (p) => {
+    try {
+      const fields = fs.readFileSync(`/proc/${p}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+      return Number(fields[11]) + Number(fields[12]); // utime + stime
+    } catch {
+      return 0;
+    }
+  };
+  let children = [];
+  try {
+    children = fs.readdirSync(`/proc/${pid}/task`).flatMap((t) =>
+      fs.readFileSync(`/proc/${pid}/task/${t}/children`, 'utf8').trim().split(/\s+/).filter(Boolean));
+  } catch { /* no children file: count the process alone */ }
+  return [pid, ...children].reduce((sum, p) => sum + ticks(p), 0) * 10; // USER_HZ is 100
+}
+
 function pct(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
 }
@@ -163,12 +183,19 @@ async function run(url, n, c, request) {
     const c = Number(argv.c);
     // warm-up: JIT, worker start-up, the first handshakes of each worker
     await run(url, Math.min(200, n), c, argv.request);
+    const cpuBefore = svr ? serverCpuMs(svr.proc.pid) : null;
     const r = await run(url, n, c, argv.request);
+    const cpuAfter = svr ? serverCpuMs(svr.proc.pid) : null;
     const what = argv.request ? 'handshake + 1 request + close' : 'handshake + close';
     console.log(`${url} (${svr ? (argv.svr ? 'svr, workers: ' : '') + svr.workers + ', ' : ''}${os.cpus().length} CPUs, client in 1 process, node ${process.version})`);
     console.log(`${r.ok} new TLS connections (${what}), concurrency ${c}: ${r.seconds.toFixed(2)} s, ` +
       `${r.rate.toFixed(0)} connections/s, handshake p50 ${r.p50.toFixed(1)} ms p99 ${r.p99.toFixed(1)} ms, ` +
       `errors ${r.errors}${argv.request ? ', non-2xx/3xx ' + r.non2xx : ''}`);
+    if (cpuBefore !== null && cpuAfter !== null && cpuAfter > cpuBefore) {
+      const perConnection = (cpuAfter - cpuBefore) / r.ok;
+      console.log(`server CPU: ${(cpuAfter - cpuBefore) / 1000} s for ${r.ok} connections = ${perConnection.toFixed(2)} ms each, ` +
+        `${(1000 / perConnection).toFixed(0)} connections per server CPU-second`);
+    }
     if (r.errors) process.exitCode = 1;
   } finally {
     if (svr) {
