@@ -17,9 +17,15 @@ const { loadTlsContext, sniMatcher } = require('../lib/tls');
 const CONFIG_FILE = '/etc/svr-test/svr-config.json';
 const DAY = 24 * 60 * 60 * 1000;
 
+const made = [];
 function tmpdir() {
-  return fs.mkdtempSync(path.join(os.tmpdir(), 'svr-cert-'));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-cert-'));
+  made.push(dir);
+  return dir;
 }
+test.after(() => {
+  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true });
+});
 
 function capture() {
   const lines = { info: [], warn: [], error: [] };
