@@ -5,15 +5,7 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const fs = require('node:fs');
-const path = require('node:path');
 const { startTlsServer, httpsRequest, h2Request, curl } = require('./tls-helpers');
-
-// These need the pipeline (conditional requests, listing, error pages) and the scripting
-// (mods, serverSideScript.js) issues; until both are merged the test says so and skips.
-const missing = ['conditional.js', 'listing.js', 'mods.js', 'server-side-script.js']
-  .filter((name) => !fs.existsSync(path.join(__dirname, '..', 'lib', name)));
-const skip = missing.length ? `needs the pipeline and scripting issues (lib/${missing.join(', lib/')} missing)` : false;
 
 const MOD = `
 module.exports = function (req, res, logFacilities, config, next) {
@@ -48,7 +40,6 @@ const FILES = {
 
 let server;
 test.before(async () => {
-  if (skip) return;
   server = await startTlsServer({
     config: {
       enableHTTP2: true,
@@ -63,7 +54,7 @@ test.after(async () => {
   if (server) await server.stop();
 });
 
-test('h2: If-None-Match and If-Modified-Since give 304 without a body', { skip }, async () => {
+test('h2: If-None-Match and If-Modified-Since give 304 without a body', async () => {
   const first = await h2Request(server.httpsUrl, '/f.txt');
   assert.equal(first.status, 200);
   assert.ok(first.headers.etag, 'an ETag');
@@ -75,7 +66,7 @@ test('h2: If-None-Match and If-Modified-Since give 304 without a body', { skip }
   await server.waitForLog(/"GET \/f.txt HTTP\/2.0" 304 0 /, 'stdout');
 });
 
-test('h2: the directory listing', { skip }, async () => {
+test('h2: the directory listing', async () => {
   const res = await h2Request(server.httpsUrl, '/list/');
   assert.equal(res.status, 200);
   assert.match(res.headers['content-type'], /text\/html/);
@@ -85,7 +76,7 @@ test('h2: the directory listing', { skip }, async () => {
   assert.match(curled.stdout.toString(), /b\.txt[\s\S]*\n2$/);
 });
 
-test('h2: a mod sees the Host from :authority and https; its error page and redirect work', { skip }, async () => {
+test('h2: a mod sees the Host from :authority and https; its error page and redirect work', async () => {
   const res = await h2Request(server.httpsUrl, '/mod/host');
   assert.equal(res.status, 200);
   assert.deepEqual(JSON.parse(res.text), {
@@ -99,7 +90,7 @@ test('h2: a mod sees the Host from :authority and https; its error page and redi
   assert.equal(redirect.headers.location, '/there');
 });
 
-test('h2: serverSideScript.js runs with the Host from :authority', { skip }, async () => {
+test('h2: serverSideScript.js runs with the Host from :authority', async () => {
   const res = await h2Request(server.httpsUrl, '/script');
   assert.equal(res.status, 200);
   assert.equal(res.text, `script on localhost:${server.sport} for localhost:${server.sport} true`);
@@ -107,7 +98,7 @@ test('h2: serverSideScript.js runs with the Host from :authority', { skip }, asy
   assert.equal(h1.text, res.text, 'the same over HTTP/1.1');
 });
 
-test('h2: the rewrite map matches on the host; a missing page gets the custom 404', { skip }, async () => {
+test('h2: the rewrite map matches on the host; a missing page gets the custom 404', async () => {
   const rewritten = await h2Request(server.httpsUrl, '/hosted');
   assert.equal(rewritten.status, 200);
   assert.equal(rewritten.text, 'conditional body\n');
