@@ -114,14 +114,28 @@ function createRedirectHandler(config) {
   };
 }
 
+// HTTP/1.1 connection-level headers, which HTTP/2 forbids (RFC 9113 §8.2.2).
+const CONNECTION_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
+
+function ignoreConnectionHeaders(res) {
+  const setHeader = res.setHeader;
+  res.setHeader = function setHeaderH2(name, value) {
+    if (typeof name === 'string' && CONNECTION_HEADERS.has(name.toLowerCase())) return this;
+    return setHeader.call(this, name, value);
+  };
+}
+
 // Wrap the pipeline for the secure listener: HSTS, and HTTP/2 requests made to look
-// like HTTP/1.1 ones where the pipeline reads them (Host from :authority).
+// like HTTP/1.1 ones where the pipeline reads them: Host from :authority, and a
+// Connection header set by the pipeline, a mod or a script quietly left out (Node would
+// drop it too, but with a process warning on stderr).
 function secureHandler(config, handler) {
   const maxAge = Number(config.hstsMaxAge) || 0;
   const hsts = maxAge > 0 ? 'max-age=' + Math.floor(maxAge) : null;
   return function secureRequest(req, res) {
-    if (req.httpVersionMajor === 2 && req.headers.host === undefined && req.headers[':authority'] !== undefined) {
-      req.headers.host = req.headers[':authority'];
+    if (req.httpVersionMajor === 2) {
+      if (req.headers.host === undefined && req.headers[':authority'] !== undefined) req.headers.host = req.headers[':authority'];
+      ignoreConnectionHeaders(res);
     }
     if (hsts) res.setHeader('Strict-Transport-Security', hsts);
     return handler(req, res);

@@ -22,6 +22,16 @@ module.exports.modInfo = { name: 'h2probe', version: '1.0.0' };
 `;
 
 const SCRIPT = String.raw`
+if (href === '/post') {
+  parsePostData((fields) => res.end('got ' + JSON.stringify(fields)));
+  return;
+}
+if (href === '/connection-header') {
+  res.setHeader('Connection', 'close');
+  res.setHeader('Keep-Alive', 'timeout=5');
+  res.end('set');
+  return;
+}
 if (href === '/script') {
   res.writeHead(200, { 'Content-Type': 'text/plain' });
   res.end('script on ' + req.headers.host + ' for ' + uobject.host + ' ' + checkHostname('localhost'));
@@ -45,6 +55,7 @@ test.before(async () => {
       enableHTTP2: true,
       enableDirectoryListing: true,
       modsDirectory: 'mods',
+      maxPostDataSize: 100,
       rewriteMap: [{ definingRegex: '/^\\/hosted$/', host: 'localhost', replacements: [{ regex: '/^\\/hosted$/', replacement: '/f.txt' }] }],
     },
     files: FILES,
@@ -105,4 +116,18 @@ test('h2: the rewrite map matches on the host; a missing page gets the custom 40
   const missingPage = await h2Request(server.httpsUrl, '/nope');
   assert.equal(missingPage.status, 404);
   assert.match(missingPage.text, /custom not found/);
+});
+
+test('h2: a POST body reaches the script; one over maxPostDataSize gets 413, and Connection headers are left out quietly', async () => {
+  const post = (body) => h2Request(server.httpsUrl, '/post', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+  const small = await post('a=1&b=2');
+  assert.equal(small.status, 200);
+  assert.equal(small.text, 'got {"a":"1","b":"2"}');
+  const big = await post(`a=${'x'.repeat(300)}`);
+  assert.equal(big.status, 413);
+  const set = await h2Request(server.httpsUrl, '/connection-header');
+  assert.equal(set.status, 200);
+  assert.equal(set.text, 'set');
+  assert.equal(set.headers.connection, undefined);
+  assert.ok(!server.stderr().some((line) => /UnsupportedWarning|connection header/i.test(line)), server.stderr().join('\n'));
 });

@@ -62,13 +62,14 @@ function h2Connect(origin, { ca, servername } = {}) {
 
 // One HTTP/2 request on `session` (or a fresh one, closed afterwards).
 // Resolves with { status, headers, body, text, alpn }.
-function h2Request(origin, urlPath, { session, method = 'GET', headers = {}, ca, timeout = 10000 } = {}) {
+function h2Request(origin, urlPath, { session, method = 'GET', headers = {}, body, ca, timeout = 10000 } = {}) {
   const own = !session;
   const s = session || h2Connect(origin, { ca });
   return new Promise((resolve, reject) => {
     let stream;
     try {
-      stream = s.request({ ':method': method, ':path': urlPath, ...headers }, { endStream: true });
+      stream = s.request({ ':method': method, ':path': urlPath, ...headers }, { endStream: body === undefined });
+      if (body !== undefined) stream.end(body);
     } catch (error) {
       reject(error);
       return;
