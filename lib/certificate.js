@@ -377,7 +377,48 @@ function ensureCertificate(config, opts = {}) {
   return result;
 }
 
+// Is it time to renew the generated certificate (missing, unreadable, or expiring within
+// RENEW_BEFORE_DAYS)? Configured certificates are never renewed by svr: for them this
+// returns false and warns when they are close to expiry.
+function renewalDue(config, { now = Date.now(), log = defaultLog, env } = {}) {
+  if (!config || !config.secure) return false;
+  if (isConfigured(config.cert) || isConfigured(config.key)) {
+    try {
+      const x509 = new crypto.X509Certificate(fs.readFileSync(config.cert));
+      if (Date.parse(x509.validTo) - now < RENEW_BEFORE_DAYS * DAY) {
+        log.warn(`certificate ${config.cert} expires on ${x509.validTo}; renew it and reload svr (SIGHUP)`);
+      }
+    } catch { /* the next reload reports it */ }
+    return false;
+  }
+  try {
+    const x509 = new crypto.X509Certificate(fs.readFileSync(selfSignedPaths(config, env).certFile));
+    return Date.parse(x509.validTo) - now < RENEW_BEFORE_DAYS * DAY;
+  } catch {
+    return true;
+  }
+}
+
+const RENEWAL_CHECK_MS = 12 * 60 * 60 * 1000;
+
+// In the primary: every 12 hours (SVR_CERTIFICATE_CHECK_MS overrides it, for tests), call
+// reload() when the generated certificate is due, so a server that is never restarted or
+// reloaded does not end up serving an expired certificate.
+function startRenewalTimer(getConfig, reload, { intervalMs = Number(process.env.SVR_CERTIFICATE_CHECK_MS) || RENEWAL_CHECK_MS, log = defaultLog } = {}) {
+  const timer = setInterval(() => {
+    const config = getConfig();
+    if (renewalDue(config, { log })) {
+      log.info('the self-signed certificate expires within 30 days (or is gone): reloading to make a new one');
+      reload();
+    }
+  }, intervalMs);
+  timer.unref();
+  return timer;
+}
+
 module.exports = {
+  renewalDue,
+  startRenewalTimer,
   ensureCertificate,
   generateSelfSigned,
   stateDirectory,

@@ -8,7 +8,7 @@ const log = require('./log');
 const { loadConfig, workerCount } = require('./config');
 const { readModValidators } = require('./mods');
 const { version } = require('../package.json');
-const { ensureCertificate } = require('./certificate');
+const { ensureCertificate, startRenewalTimer } = require('./certificate');
 
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_CAP_MS = 15000;
@@ -48,6 +48,7 @@ class Supervisor {
     }
     this.started = true;
     log.info(banner(listeners, `${count} worker${count === 1 ? '' : 's'}, primary pid ${process.pid}`));
+    startRenewalTimer(() => this.config, () => this.reload());
     if (this.reloadQueued) this.reload();
   }
 

@@ -202,3 +202,29 @@ test('--single-threaded: SIGHUP serves renewed certificate files (SNI ones too) 
     fs.rmSync(certs, { recursive: true, force: true });
   }
 });
+
+test('a running server renews its generated certificate before it expires, without a SIGHUP', async () => {
+  const state = makeTempDir('svr-state-');
+  const { generateSelfSigned } = require('../lib/certificate');
+  const soon = generateSelfSigned({ config: {}, days: 60 }); // fine at start: 60 days left
+  fs.writeFileSync(path.join(state, 'selfsigned-key.pem'), soon.keyPem, { mode: 0o600 });
+  fs.writeFileSync(path.join(state, 'selfsigned-cert.pem'), soon.certPem);
+  const server = await startTlsServer({ stateDir: state, config: { workers: 1 }, env: { SVR_CERTIFICATE_CHECK_MS: '100' } });
+  try {
+    const before = await peerCertificate(server.sport, 'localhost');
+    assert.equal(Date.parse(before.validTo), Date.parse(new (require('node:crypto').X509Certificate)(soon.certPem).validTo));
+    // 60 days left is not due; 10 days left is
+    const since = server.stderr().length;
+    const due = generateSelfSigned({ config: {}, days: 10 });
+    replaceFile(path.join(state, 'selfsigned-key.pem'), due.keyPem);
+    replaceFile(path.join(state, 'selfsigned-cert.pem'), due.certPem);
+    await server.waitForLog(/expires within 30 days .*reloading to make a new one/, 'stderr', since);
+    await server.waitForLog(/reload complete/, 'stderr', since);
+    const after = await peerCertificate(server.sport, 'localhost');
+    assert.ok(Date.parse(after.validTo) - Date.now() > 800 * 24 * 3600 * 1000, `renewed: ${after.validTo}`);
+    assert.equal(server.stderr().slice(since).filter((line) => /reloading to make a new one/.test(line)).length, 1, 'renewed once, not on every check');
+  } finally {
+    await server.stop();
+    fs.rmSync(state, { recursive: true, force: true });
+  }
+});
