@@ -384,3 +384,17 @@ test('sport equal to port is an error unless the plain listener is off', () => {
   const off = ensureCertificate({ secure: true, port: 8443, sport: 8443, disableNonEncryptedServer: true, stateDirectory: dir }, { configFile: CONFIG_FILE, log: capture().log });
   assert.deepStrictEqual(off.errors, []);
 });
+
+test('renewalDue: generated certificate due within 30 days or gone; configured ones never (a warning instead)', () => {
+  const { renewalDue } = require('../lib/certificate');
+  const dir = tmpdir();
+  const config = { secure: true, stateDirectory: dir };
+  assert.strictEqual(renewalDue(config, { log: capture().log }), true, 'nothing there yet');
+  const r = ensureCertificate(config, { configFile: CONFIG_FILE, log: capture().log });
+  assert.strictEqual(renewalDue(config, { log: capture().log }), false);
+  assert.strictEqual(renewalDue(config, { now: Date.now() + 800 * DAY, log: capture().log }), true);
+  assert.strictEqual(renewalDue({ secure: false }), false);
+  const { log, lines } = capture();
+  assert.strictEqual(renewalDue({ secure: true, cert: r.certFile, key: r.keyFile }, { now: Date.now() + 800 * DAY, log }), false);
+  assert.match(lines.warn[0], /expires on .*renew it and reload/);
+});
