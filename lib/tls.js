@@ -75,7 +75,12 @@ function publicSecurePort(config) {
 const HOST_RE = /^(?:([a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?)*)\.?|\[([0-9a-f:.]+)\])(?::\d{1,5})?$/i;
 
 function redirectHost(req, config) {
-  const m = HOST_RE.exec(String(req.headers.host || ''));
+  // absolute-form ("GET http://host/path"): its authority wins over Host (RFC 9112 §3.2.2)
+  let authority = req.headers.host;
+  if (typeof req.url === 'string' && /^https?:\/\//i.test(req.url)) {
+    try { authority = new URL(req.url).host; } catch { /* keep Host */ }
+  }
+  const m = HOST_RE.exec(String(authority || ''));
   if (m) {
     if (m[1]) return m[1].toLowerCase();
     if (net.isIPv6(m[2])) return '[' + m[2].toLowerCase() + ']';

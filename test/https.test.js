@@ -16,6 +16,17 @@ const { generateSelfSigned } = require('../lib/certificate');
 
 const DAY = 24 * 60 * 60 * 1000;
 
+// Writes a raw request on a plain socket; resolves with the whole response as text.
+function rawRequest(port, text) {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(text));
+    let data = '';
+    socket.on('data', (chunk) => { data += chunk.toString('latin1'); });
+    socket.on('end', () => resolve(data));
+    socket.on('error', reject);
+  });
+}
+
 function stateFiles(dir) {
   return { cert: path.join(dir, 'selfsigned-cert.pem'), key: path.join(dir, 'selfsigned-key.pem') };
 }
@@ -128,6 +139,10 @@ test('the plain listener redirects to HTTPS with the host, spubport, path and qu
     assert.equal(res.headers.location, `https://www.example.test:${server.sport}/some/dir/file.txt?x=1&y=%20two`);
     const ipv6 = await request(`${server.url}/p`, { headers: { Host: `[::1]:${server.port}` } });
     assert.equal(ipv6.headers.location, `https://[::1]:${server.sport}/p`);
+    const bogus = await request(`${server.url}/p`, { headers: { Host: 'evil.test/"><x' } });
+    assert.equal(bogus.headers.location, `https://127.0.0.1:${server.sport}/p`, 'a malformed Host is not echoed');
+    const absolute = await rawRequest(server.port, `GET http://abs.example.test/q?x=1 HTTP/1.1\r\nHost: other.test\r\nConnection: close\r\n\r\n`);
+    assert.match(absolute, new RegExp(`\r\nLocation: https://abs\\.example\\.test:${server.sport}/q\\?x=1\r\n`, 'i'));
     const line = await server.waitForLog(/"GET \/some\/dir\/file.txt\?x=1&y=%20two HTTP\/1.1" 301/, 'stdout');
     assert.match(line, /^127\.0\.0\.1 /, 'redirects are in the access log');
   } finally {
@@ -235,6 +250,20 @@ test('a broken sni entry stops the start with an error naming it', async () => {
     const { code, stderr } = await runSvr(['--config', configFile]);
     assert.equal(code, 1);
     assert.match(stderr, new RegExp(`${configFile}: sni\\["b\\.test"\\]\\.key: ${a.key} does not match the certificate in ${b.cert}`));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('svr.js --check with secure on and no certificate yet: ok, and nothing is generated', async () => {
+  const dir = makeTempDir();
+  const configFile = path.join(dir, 'svr-config.json');
+  fs.writeFileSync(configFile, JSON.stringify({ port: 8080, secure: true, stateDirectory: 'state', wwwroot: '.' }));
+  try {
+    const { code, stdout } = await runSvr(['--config', configFile, '--check']);
+    assert.equal(code, 0);
+    assert.match(stdout, /: ok$/);
+    assert.equal(fs.existsSync(path.join(dir, 'state')), false);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
