@@ -78,7 +78,7 @@ if [ -z "$NODE" ] || [ "$(node_major "$NODE")" -lt 18 ]; then
   if [ -f /etc/debian_version ] && command -v apt-get >/dev/null 2>&1 && [ -z "$DESTDIR" ]; then
     say "Node.js >= 18 is needed (found: ${found:-none}); installing Debian's nodejs"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y -q nodejs || { apt-get update -q && apt-get install -y -q nodejs; } ||
+    apt-get install -y -q nodejs || { apt-get update -q || true; apt-get install -y -q nodejs; } ||
       die "apt-get could not install nodejs"
     did "installed nodejs with apt-get"
     NODE=$(command -v node 2>/dev/null || true)

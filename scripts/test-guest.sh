@@ -30,7 +30,7 @@ tools() {
   export DEBIAN_FRONTEND=noninteractive
   # shellcheck disable=SC2086
   apt-get install -y -q --no-install-recommends $missing >&2 ||
-    { apt-get update -q >&2 && apt-get install -y -q --no-install-recommends $missing >&2; } ||
+    { apt-get update -q >&2 || true; apt-get install -y -q --no-install-recommends $missing >&2; } ||
     die "apt-get could not install$missing"
 }
 
