@@ -41,6 +41,20 @@ test('without root and without DESTDIR, install.sh refuses', { skip: process.get
   assert.match(r.out, /must run as root/);
 });
 
+test('with a Node.js older than 18 first on PATH, install.sh says what it needs and stops', () => {
+  const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-old-node-'));
+  try {
+    fs.writeFileSync(path.join(bin, 'node'), '#!/bin/sh\ncase "$1" in --version) echo v16.20.2 ;; *) printf 16 ;; esac\n', { mode: 0o755 });
+    const staged = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-install-old-'));
+    const r = sh('install.sh', ['--destdir', staged], { PATH: `${bin}:${process.env.PATH}` });
+    fs.rmSync(staged, { recursive: true, force: true });
+    assert.equal(r.code, 1, r.out);
+    assert.match(r.out, /Node\.js >= 18 is needed \(found: v16\.20\.2\)/);
+  } finally {
+    fs.rmSync(bin, { recursive: true, force: true });
+  }
+});
+
 test('a staged install puts code, command, unit, config, site and state in place', () => {
   const r = install();
   assert.equal(r.code, 0, r.out);
