@@ -81,6 +81,7 @@ class Guest {
   // Unpack (or debootstrap and cache) the root; returns how long it took in ms.
   prepare() {
     const t0 = Date.now();
+    removeStaleRoots(path.dirname(this.work));
     fs.mkdirSync(this.root);
     const r = spawnSync(path.join(CHECKOUT, 'scripts/test-guest.sh'), ['root', this.root], {
       stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', timeout: 20 * 60 * 1000,
@@ -97,7 +98,10 @@ class Guest {
     const t0 = Date.now();
     const nspawn = which('systemd-nspawn');
     const out = fs.openSync(this.consoleLog, 'a');
-    this.nspawn = spawn(nspawn, [
+    // If this test process dies without cleaning up, nspawn gets SIGTERM and shuts the guest down.
+    const setpriv = which('setpriv');
+    const cmd = setpriv ? [setpriv, '--pdeathsig', 'TERM', '--', nspawn] : [nspawn];
+    this.nspawn = spawn(cmd[0], [...cmd.slice(1),
       '-D', this.root, '-M', this.name,
       '--register=no', '--keep-unit', '--private-network', '--volatile=overlay',
       `--bind-ro=${CHECKOUT}:/src`, '--console=read-only', '-b',
@@ -163,6 +167,19 @@ class Guest {
       }
     }
     fs.rmSync(this.work, { recursive: true, force: true });
+  }
+}
+
+// Roots left by runs that were killed before they could clean up (~400 MB each). A live run is
+// never this old: the test's own time limit is 30 minutes.
+function removeStaleRoots(dir) {
+  const cutoff = Date.now() - 3 * 60 * 60 * 1000;
+  for (const name of fs.readdirSync(dir)) {
+    if (!name.startsWith('svr-guest-')) continue;
+    const full = path.join(dir, name);
+    try {
+      if (fs.statSync(full).mtimeMs < cutoff) fs.rmSync(full, { recursive: true, force: true });
+    } catch {}
   }
 }
 
