@@ -72,7 +72,7 @@ class Supervisor {
     this.alive.add(worker);
     worker.once('exit', () => this.alive.delete(worker));
     worker.send({ type: 'config', config: this.config, configFile: this.options.configFile, disableMods: this.options.disableMods });
-    worker.on('message', (message) => { if (message && message.type === 'recycle') this.onRecycle(worker, message); });
+    worker.on('message', (message) => this.onMessage(worker, message));
     this.pool.add(worker);
     return worker;
   }
@@ -119,6 +119,13 @@ class Supervisor {
 
   // A worker hit an uncaught exception: it finishes its in-flight requests and exits by itself.
   // Its replacement starts now (with the crash-loop backoff), not when it has exited.
+  onMessage(worker, message) {
+    if (message?.type === 'recycle') this.onRecycle(worker, message);
+    // The cluster's own "close" message travels before this one on the same ordered channel,
+    // so by now no new connection will be handed to this worker: it may exit once idle.
+    if (message?.type === 'stopped-accepting' && worker.isConnected()) worker.send({ type: 'no-more-connections' });
+  }
+
   onRecycle(worker, message) {
     if (this.stopping || !this.started || worker.svr.retiring || worker.svr.abandoned) return;
     worker.svr.retiring = true;

@@ -98,8 +98,15 @@ class Worker {
     const sweep = setInterval(() => this.closeIdle(idleGraceMs), DRAIN_SWEEP_MS);
     const force = setTimeout(() => this.exit(`forced after ${timeoutMs} ms with ${this.sockets.size} connection(s) open`), timeoutMs);
     force.unref();
-    this.closeIdle(idleGraceMs);
     this.onDrained = () => { clearInterval(sweep); this.exit(); };
+    // In a cluster the primary may already have handed us a connection that is still in the
+    // IPC pipe; exiting before it arrives would leave that client hanging. So exit only once
+    // the primary confirms nothing more is on its way (immediately when single-threaded).
+    Promise.resolve(this.hooks.stoppedAccepting && this.hooks.stoppedAccepting()).then(() => {
+      this.mayExit = true;
+      this.closeIdle(idleGraceMs);
+    });
+    this.closeIdle(idleGraceMs);
   }
 
   closeIdle(idleGraceMs) {
@@ -107,7 +114,7 @@ class Worker {
     for (const [socket, state] of this.sockets) {
       if (state.active === 0 && now - state.idleSince >= idleGraceMs) socket.destroy();
     }
-    if (this.sockets.size === 0 && this.onDrained) this.onDrained();
+    if (this.sockets.size === 0 && this.mayExit && this.onDrained) this.onDrained();
   }
 
   exit(reason) {
@@ -131,19 +138,31 @@ class Worker {
 // In a cluster worker: wait for the config from the primary, then serve.
 function runClusterWorker() {
   let worker = null;
+  let confirmNoMoreConnections = null;
+  const stoppedAccepting = () => new Promise((resolve) => {
+    if (!process.connected) return resolve();
+    confirmNoMoreConnections = resolve;
+    process.send({ type: 'stopped-accepting' });
+  });
   process.on('message', (message) => {
-    if (message.type === 'config' && !worker) {
+    if (message.type === 'no-more-connections' && confirmNoMoreConnections) {
+      confirmNoMoreConnections();
+    } else if (message.type === 'config' && !worker) {
       worker = startWorker(message.config, message.configFile, {
         ready: (listeners) => process.send({ type: 'ready', listeners }),
         fatal: (code, text) => process.send({ type: 'fatal', code, message: text }, () => process.exit(1)),
         recycle: (text) => { if (process.connected) process.send({ type: 'recycle', message: text }); },
+        stoppedAccepting,
       }, { disableMods: message.disableMods });
     } else if (message.type === 'drain' && worker) {
       worker.drain(message.idleGraceMs, message.timeoutMs);
     }
   });
   // The primary is gone (killed with -9, say): nobody supervises this worker any more.
-  process.on('disconnect', () => { if (worker) worker.drain(0, 1000); else process.exit(0); });
+  process.on('disconnect', () => {
+    if (confirmNoMoreConnections) confirmNoMoreConnections(); // no primary, no more connections
+    if (worker) worker.drain(0, 1000); else process.exit(0);
+  });
   // A terminal's Ctrl-C and systemd's stop signal the whole process group: drain as the
   // primary would ask. A terminal hang-up must not kill workers; reloads are the primary's.
   const drainNow = () => { if (worker) worker.drain(0, worker.config.shutdownTimeout); else process.exit(0); };
