@@ -26,6 +26,7 @@ const serveHandler = require('serve-handler');
 const { makeETag, evaluatePreconditions, ifRangeMatches, parseRange } = require('./conditional');
 const { sanitizeTarget, encodePath, ALLOW } = require('./sanitize');
 const { createListing } = require('./listing');
+const { createHotPath } = require('./hot-path');
 
 const open = promisify(fs.open);
 const fstat = promisify(fs.fstat);
@@ -108,6 +109,8 @@ function createStatic(config, context, { sendError }) {
   }
 
   const listDirectory = createListing(config, context, { isHiddenReal, followSymlinks, realRoot });
+  // Issue 7: files from memory and compressed (lib/hot-path.js); it declines what it does not do.
+  const hotPath = createHotPath(config, { sendError, fileHeaders, isHiddenReal });
 
   // pathname: decoded, normalised URL path. Resolves { status } or { real, rel, stats }.
   async function resolvePath(pathname) {
@@ -183,6 +186,8 @@ function createStatic(config, context, { sendError }) {
   }
 
   async function serveFile(req, res, real, rel, firstStats) {
+    const hot = hotPath.serve(req, res, real, rel, firstStats);
+    if (hot === true || (hot !== false && await hot)) return;
     let d = decide(req, real, firstStats);
     if (d.status !== 200 && d.status !== 206) return answerWithoutBody(req, res, d, real, firstStats);
     if (req.method === 'HEAD') return answerWithoutBody(req, res, { status: 200 }, real, firstStats);
