@@ -119,7 +119,7 @@ function createStatic(config, context, { sendError }) {
     const lexical = lexicalRel === '' ? realRoot : path.join(realRoot, lexicalRel);
     let real;
     try {
-      real = await fs.promises.realpath(lexical);
+      real = fs.realpathSync.native(lexical); // synchronous: see "Why synchronous" in lib/hot-path.js
     } catch (err) {
       return { status: errorStatus(err), error: err };
     }
@@ -129,7 +129,7 @@ function createStatic(config, context, { sendError }) {
     if (hasDotSegment(rel) || isProtected(real)) return { status: 404 };
     let stats;
     try {
-      stats = await fs.promises.stat(real);
+      stats = fs.statSync(real);
     } catch (err) {
       return { status: errorStatus(err), error: err };
     }
