@@ -44,11 +44,18 @@ function addVary(res) {
   if (!/(?:^|,)\s*(?:accept-encoding|\*)\s*(?:,|$)/i.test(text)) res.setHeader('Vary', `${text}, Accept-Encoding`);
 }
 
+// SVR_FILE_CACHE_SETTLE_MS: a test and diagnostics knob (see lib/file-cache.js), not a config key.
+function settleMsFromEnv() {
+  const value = Number(process.env.SVR_FILE_CACHE_SETTLE_MS);
+  return process.env.SVR_FILE_CACHE_SETTLE_MS !== undefined && Number.isFinite(value) && value >= 0 ? value : undefined;
+}
+
 function createHotPath(config, { sendError, fileHeaders, isHiddenReal }) {
   const compression = createCompression(config);
   const cache = new FileCache({
     maxBytes: config.fileCacheMaxBytes ?? DEFAULT_CACHE_BYTES,
     maxFileSize: config.fileCacheMaxFileSize ?? DEFAULT_CACHE_FILE_SIZE,
+    settleMs: settleMsFromEnv(),
   });
 
   // What every response for this version of the file shares, computed once per version.
