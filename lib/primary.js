@@ -23,6 +23,7 @@ class Supervisor {
     this.stopping = false;
     this.reloading = false;
     this.reloadQueued = false;
+    this.started = false;
   }
 
   readConfig() {
@@ -30,6 +31,7 @@ class Supervisor {
   }
 
   async start() {
+    this.listenForSignals(); // before the first fork: a SIGHUP must never kill a starting server
     const { config, errors } = this.readConfig();
     if (errors.length > 0) this.exitWithErrors('the config is invalid', errors);
     this.config = config;
@@ -39,10 +41,12 @@ class Supervisor {
       const ready = await Promise.all(Array.from({ length: count }, () => this.whenReady(this.fork())));
       listeners = ready[0];
     } catch (error) {
+      if (this.stopping) return;
       this.exitWithErrors('cannot start', [error.message]);
     }
-    this.listenForSignals();
+    this.started = true;
     log.info(banner(listeners, `${count} worker${count === 1 ? '' : 's'}, primary pid ${process.pid}`));
+    if (this.reloadQueued) this.reload();
   }
 
   exitWithErrors(what, errors) {
@@ -101,6 +105,7 @@ class Supervisor {
   onExit(worker, code, signal) {
     this.pool.delete(worker);
     if (this.stopping) return this.exitWhenEmpty();
+    if (!this.started) return; // start() reports it: a worker that cannot start is fatal
     if (worker.svr.retiring || worker.svr.abandoned) return;
     const uptime = Date.now() - worker.svr.startedAt;
     log.warn(`worker ${worker.process.pid} died (${describeExit(code, signal)}) after ${uptime} ms`);
@@ -125,7 +130,7 @@ class Supervisor {
 
   async reload() {
     if (this.stopping) return;
-    if (this.reloading) {
+    if (this.reloading || !this.started) {
       this.reloadQueued = true;
       return;
     }

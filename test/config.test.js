@@ -1,6 +1,6 @@
 'use strict';
 
-const { test, describe } = require('node:test');
+const { test, describe, after } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
@@ -12,9 +12,13 @@ const schema = require('../config/svr-config.schema.json');
 
 const REPO = path.join(__dirname, '..');
 
+const tempDirs = [];
+after(() => tempDirs.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
+
 // A fresh directory holding svr-config.json (text or object) and a site/ directory for wwwroot.
 function writeConfig(content) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-config-test-'));
+  tempDirs.push(dir);
   fs.mkdirSync(path.join(dir, 'site'));
   const file = path.join(dir, 'svr-config.json');
   const text = typeof content === 'string' ? content : JSON.stringify(content, null, 2);
@@ -112,11 +116,17 @@ describe('wrong types and values', () => {
 
   test('out of range', () => {
     assert.match(loadWith({ port: 70000 }).errors[0], /: port: expected an integer from 0 to 65535, found 70000$/);
-    assert.match(loadWith({ workers: 0 }).errors[0], /: workers: expected an integer >= 1 or null, found 0$/);
+    assert.match(loadWith({ workers: 0 }).errors[0], /: workers: expected an integer from 1 to 1024 or null, found 0$/);
   });
 
   test('not one of the allowed values', () => {
     assert.match(loadWith({ logFormat: 'xml' }).errors[0], /: logFormat: expected one of "combined", "json", found "xml"$/);
+  });
+
+  test('one message per key even when several rules fail (type and enum)', () => {
+    const { errors } = loadWith({ tlsMinVersion: 5 });
+    assert.equal(errors.length, 1, errors.join('\n'));
+    assert.match(errors[0], /: tlsMinVersion: expected one of "TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3", found 5$/);
   });
 
   test('a boolean given as a string', () => {
@@ -396,4 +406,53 @@ test('workerCount: null means one per available CPU', () => {
   const cpus = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
   assert.equal(workerCount({ workers: null }), cpus);
   assert.equal(workerCount({ workers: 3 }), 3);
+});
+
+// svr.js --check: the command-line face of loadConfig (prints each error or "ok", exit 1 or 0).
+describe('svr.js --check', () => {
+  const { runSvr } = require('./helpers');
+
+  async function checkFile(file) {
+    return { file, ...(await runSvr(['--check', '--config', file])) };
+  }
+
+  const check = (content) => checkFile(writeConfig(content));
+
+  test('the shipped config: "ok", exit 0', async () => {
+    const { code, stdout, stderr } = await checkFile(DEFAULT_CONFIG_FILE);
+    assert.equal(code, 0, stderr);
+    assert.match(stdout, /: ok$/);
+    assert.equal(stderr, '');
+  });
+
+  test('malformed JSON: file, line and column, exit 1', async () => {
+    const { file, code, stderr } = await check('{\n  "port": 80,\n  "wwwroot": }\n');
+    assert.equal(code, 1);
+    assert.ok(stderr.includes(`${file}:3:14: JSON syntax error: `), stderr);
+  });
+
+  test('a wrong type: key path, expected and found, exit 1', async () => {
+    const { file, code, stderr } = await check({ wwwroot: 'site', port: 'eighty' });
+    assert.equal(code, 1);
+    assert.ok(stderr.includes(`${file}: port: expected an integer from 0 to 65535, found "eighty"`), stderr);
+  });
+
+  test('an unknown key: the hint, exit 1', async () => {
+    const { file, code, stderr } = await check({ wwwroot: 'site', wwwRoot: 'x' });
+    assert.equal(code, 1);
+    assert.ok(stderr.includes(`${file}: wwwRoot: unknown key; did you mean "wwwroot"?`), stderr);
+  });
+
+  test('several errors: every one on its own line, exit 1', async () => {
+    const { file, code, stdout, stderr } = await check({
+      port: -1, wwwroot: 'nowhere', enableLoging: false,
+      rewriteMap: [{ definingRegex: '/(/', replacements: [] }],
+    });
+    assert.equal(code, 1);
+    assert.doesNotMatch(stdout, /ok/);
+    const lines = stderr.split('\n');
+    for (const key of ['port', 'wwwroot', 'enableLoging', 'rewriteMap[0].definingRegex']) {
+      assert.ok(lines.some((line) => line.startsWith(`${file}: ${key}: `)), `${key} missing in:\n${stderr}`);
+    }
+  });
 });
