@@ -94,8 +94,8 @@ function parseRange(value, size) {
   }
   const start = Number(a);
   if (!Number.isSafeInteger(start)) return null;
-  let end = b === '' ? size - 1 : Number(b);
-  if (!Number.isSafeInteger(end)) end = size - 1;
+  let end = b === '' ? Infinity : Number(b);
+  if (!Number.isSafeInteger(end) && end !== Infinity) end = Infinity;
   if (end < start) return null;
   if (start >= size) return { unsatisfiable: true };
   return { start, end: Math.min(end, size - 1) };

@@ -18,6 +18,8 @@ const { serverString } = require('./server-string');
 const { encodePath, encodeSegment } = require('./sanitize');
 
 const MAX_ENTRIES = 10000;
+// Case-insensitive, accents after their base letter, numbers by value (file2 before file10).
+const collator = new Intl.Collator('en', { sensitivity: 'accent', numeric: true });
 
 function humanSize(n) {
   if (n < 1024) return `${n} B`;
@@ -32,6 +34,9 @@ function isoMinute(d) {
   return d.toISOString().slice(0, 16).replace('T', ' ');
 }
 
+// Small inline SVG icons (no emoji font or extra request needed).
+const svg = (inner) => `data:image/svg+xml,<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'>${inner}</svg>`;
+
 const STYLE = 'body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;' +
   'color:#222;background:#f6f7f9}main{max-width:56rem;margin:2rem auto;padding:1.5rem 2rem;background:#fff;' +
   'border:1px solid #e2e5ea;border-radius:8px}h1{margin:0 0 1rem;font-size:1.35rem;font-weight:600;' +
@@ -39,8 +44,14 @@ const STYLE = 'body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Ro
   'th{font-size:.8rem;text-transform:uppercase;letter-spacing:.04em;color:#666;border-bottom:2px solid #e2e5ea}' +
   'td{border-bottom:1px solid #f0f1f3}tr:hover td{background:#f7f9fc}td.n{word-break:break-all}' +
   'td.s,td.m,th.s,th.m{white-space:nowrap;color:#555}td.s,th.s{text-align:right}a{color:#0b5cad;' +
-  'text-decoration:none}a:hover{text-decoration:underline}.d a{font-weight:600}.d a::before{content:"\\1F4C1  "}' +
-  '.f a::before{content:"\\1F4C4  "}.p a::before{content:"\\21B0  "}.empty{color:#777;padding:1rem .6rem}' +
+  'text-decoration:none}a:hover{text-decoration:underline}.d a{font-weight:600}' +
+  'td.n a::before{content:"";display:inline-block;width:16px;height:16px;margin-right:.55rem;' +
+  'vertical-align:-2px;background-repeat:no-repeat;background-position:center}' +
+  `.d a::before{background-image:url("${svg('<path fill=\'%23e3a53b\' d=\'M1 3.5h5l1.6 1.6H15v8.4H1z\'/>')}")}` +
+  `.f a::before{background-image:url("${svg('<path fill=\'%23fff\' stroke=\'%23949cab\' d=\'M3.5 1.5h6l3 3v10h-9z\'/>' +
+    '<path fill=\'none\' stroke=\'%23949cab\' d=\'M9.5 1.5v3h3\'/>')}")}` +
+  `.p a::before{background-image:url("${svg('<path fill=\'%23949cab\' d=\'M8 2l5 5H9.6v7H6.4V7H3z\'/>')}")}` +
+  '.empty{color:#777;padding:1rem .6rem}' +
   'footer{margin-top:1rem;color:#888;font-size:.8rem}@media (prefers-color-scheme:dark){body{background:' +
   '#16181c;color:#ddd}main{background:#1f2227;border-color:#333}th{border-color:#333;color:#aaa}td{' +
   'border-color:#2a2d33}tr:hover td{background:#262a30}a{color:#6cb0ff}td.s,td.m{color:#aaa}}';
@@ -82,9 +93,8 @@ function createListing(config, context, { isHiddenReal, followSymlinks, realRoot
       dirents = dirents.slice(0, MAX_ENTRIES);
     }
     const infos = (await Promise.all(dirents.map((d) => entryInfo(realDir, d)))).filter(Boolean);
-    for (const e of infos) e.lower = e.name.toLowerCase();
     infos.sort((a, b) => (a.dir !== b.dir ? (a.dir ? -1 : 1)
-      : a.lower < b.lower ? -1 : a.lower > b.lower ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      : collator.compare(a.name, b.name) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)));
 
     const base = encodePath(pathname);
     const parent = pathname === '/' ? null : encodePath(pathname.replace(/[^/]*\/$/, ''));

@@ -68,4 +68,4 @@ function createResponseHeaders(config, context) {
   return { early, late };
 }
 
-module.exports = { createResponseHeaders, serverString, validateCustomHeaders };
+module.exports = { createResponseHeaders, validateCustomHeaders };

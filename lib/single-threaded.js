@@ -38,8 +38,13 @@ function reload(worker, options) {
     return;
   }
   if (config.port !== worker.config.port) log.warn('the port changed: restart to listen on the new one');
+  try {
+    worker.build(config);
+  } catch (error) { // the pipeline refused the new config (bad wwwroot, say)
+    log.error(`reload failed, still serving with the previous config: ${error.message}`);
+    return;
+  }
   worker.config = config;
-  worker.build(config);
   log.info('reload complete');
 }
 

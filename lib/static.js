@@ -34,9 +34,8 @@ const INDEX_FILES = ['index.html', 'index.htm'];
 
 function errorStatus(err) {
   switch (err && err.code) {
-    case 'ENOENT': case 'ENOTDIR': case 'ELOOP': case 'EISDIR': return 404;
+    case 'ENOENT': case 'ENOTDIR': case 'ELOOP': case 'EISDIR': case 'ENAMETOOLONG': return 404;
     case 'EACCES': case 'EPERM': return 403;
-    case 'ENAMETOOLONG': return 414;
     case 'EMFILE': case 'ENFILE': return 503;
     default: return 500;
   }
@@ -76,7 +75,9 @@ function createStatic(config, context, { sendError }) {
   const installDir = path.resolve(__dirname, '..');
   const protectedPaths = [
     context && context.configFile,
-    config.modsDirectory || path.join(installDir, 'mods'),
+    config.modsDirectory // absolute from the loader; resolved against the config file's directory just in case
+      ? path.resolve(context && context.configFile ? path.dirname(context.configFile) : installDir, config.modsDirectory)
+      : path.join(installDir, 'mods'),
     path.join(installDir, 'svr.js'),
     path.join(installDir, 'lib'),
     path.join(installDir, 'node_modules'),
@@ -190,7 +191,8 @@ function createStatic(config, context, { sendError }) {
     if (hot === true || (hot !== false && await hot)) return;
     let d = decide(req, real, firstStats);
     if (d.status !== 200 && d.status !== 206) return answerWithoutBody(req, res, d, real, firstStats);
-    if (req.method === 'HEAD') return answerWithoutBody(req, res, { status: 200 }, real, firstStats);
+    // HEAD, and an empty file, need no open file at all.
+    if (req.method === 'HEAD' || firstStats.size === 0) return answerWithoutBody(req, res, { status: 200 }, real, firstStats);
 
     let fd;
     try {
@@ -204,6 +206,7 @@ function createStatic(config, context, { sendError }) {
       if (gone(res)) return closeFd();
       const stats = await fstat(fd);
       if (!stats.isFile()) { closeFd(); return sendError(req, res, 404); }
+      if (stats.size === 0) { closeFd(); return answerWithoutBody(req, res, { status: 200 }, real, stats); }
       if (stats.size !== firstStats.size || stats.mtimeMs !== firstStats.mtimeMs) {
         d = decide(req, real, stats); // changed between stat and open: decide again on what we opened
         if (d.status !== 200 && d.status !== 206) { closeFd(); return answerWithoutBody(req, res, d, real, stats); }
@@ -221,9 +224,11 @@ function createStatic(config, context, { sendError }) {
         readdir: async () => { throw Object.assign(new Error('no directories here'), { code: 'ENOTDIR' }); },
         createReadStream: (p, opts) => {
           handedOver = true;
-          const stream = fs.createReadStream(p, {
-            fd, start: opts && opts.start, end: opts && opts.end, autoClose: true,
-          });
+          // Always bounded by the size we announced: a file that grows while it is sent must not
+          // push bytes past Content-Length into the keep-alive connection.
+          const start = opts && opts.start !== undefined ? opts.start : 0;
+          const end = opts && opts.end !== undefined ? opts.end : stats.size - 1;
+          const stream = fs.createReadStream(p, { fd, start, end, autoClose: true });
           stream.on('error', (err) => {
             if (!res.headersSent) sendError(req, res, errorStatus(err), { error: err });
             else res.destroy();

@@ -127,7 +127,13 @@ function runClusterWorker() {
 }
 
 function startWorker(config, configFile, hooks) {
-  const worker = new Worker(config, configFile, hooks);
+  let worker;
+  try {
+    worker = new Worker(config, configFile, hooks);
+  } catch (error) { // the pipeline refuses a config it cannot serve (bad wwwroot, say)
+    hooks.fatal(error.code || 'ECONFIG', error.message);
+    return null;
+  }
   worker.listen().catch((error) => hooks.fatal(error.code, error.message));
   return worker;
 }
