@@ -1,0 +1,111 @@
+'use strict';
+// One access-log line per request on stdout, in combined log format (plus the response
+// time in seconds, as nginx's $request_time) or as JSON. Lines are gathered and written
+// once per turn of the event loop instead of one write syscall per request; flush() writes
+// what is left synchronously, so a graceful stop loses nothing.
+
+const fs = require('node:fs');
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const BUFFER_LIMIT = 64 * 1024;
+
+let pending = '';
+let flushScheduled = false;
+
+function flush() {
+  flushScheduled = false;
+  if (pending === '') return;
+  const text = pending;
+  pending = '';
+  try {
+    fs.writeSync(1, text);
+  } catch (error) {
+    if (error.code !== 'EAGAIN') throw error;
+    process.stdout.write(text); // a non-blocking stdout that is full: let the stream queue it
+  }
+}
+
+function append(line) {
+  pending += line + '\n';
+  if (pending.length >= BUFFER_LIMIT) flush();
+  else if (!flushScheduled) {
+    flushScheduled = true;
+    setImmediate(flush);
+  }
+}
+
+// The combined-format timestamp changes once a second: format it once a second.
+let cachedSecond = -1;
+let cachedTime = '';
+function clfTime(now) {
+  const second = Math.floor(now / 1000);
+  if (second !== cachedSecond) {
+    const d = new Date(second * 1000);
+    const pad = (n) => String(n).padStart(2, '0');
+    cachedTime = `${pad(d.getUTCDate())}/${MONTHS[d.getUTCMonth()]}/${d.getUTCFullYear()}:` +
+      `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())} +0000`;
+    cachedSecond = second;
+  }
+  return cachedTime;
+}
+
+function quoted(value) {
+  if (value === undefined || value === '') return '"-"';
+  return `"${String(value).replace(/[\\"]/g, '\\$&').replace(/[\x00-\x1f\x7f]/g, escapeControl)}"`;
+}
+
+function escapeControl(ch) {
+  return `\\x${ch.charCodeAt(0).toString(16).padStart(2, '0')}`;
+}
+
+function bodyBytes(req, res) {
+  if (req.method === 'HEAD' || res.statusCode === 304 || res.statusCode === 204) return 0;
+  const length = res.getHeader('content-length');
+  if (length !== undefined) return Number(length);
+  return res.svrBodyBytes ?? '-';
+}
+
+// An IPv4 client on a dual-stack socket shows as ::ffff:1.2.3.4; log it as 1.2.3.4.
+function clientAddress(req) {
+  const address = req.socket?.remoteAddress;
+  if (!address) return '-';
+  return address.startsWith('::ffff:') ? address.slice(7) : address;
+}
+
+function describe(req, res, startedAt) {
+  return {
+    remote: clientAddress(req),
+    user: req.authUser || '-',
+    method: req.method,
+    url: req.originalUrl ?? req.url,
+    protocol: `HTTP/${req.httpVersion}`,
+    status: res.statusCode,
+    bytes: bodyBytes(req, res),
+    referer: req.headers.referer,
+    userAgent: req.headers['user-agent'],
+    seconds: Number(process.hrtime.bigint() - startedAt) / 1e9,
+  };
+}
+
+function combinedLine(entry, now) {
+  return `${entry.remote} - ${entry.user} [${clfTime(now)}] ` +
+    `${quoted(`${entry.method} ${entry.url} ${entry.protocol}`)} ${entry.status} ${entry.bytes} ` +
+    `${quoted(entry.referer)} ${quoted(entry.userAgent)} ${entry.seconds.toFixed(3)}`;
+}
+
+function jsonLine(entry, now) {
+  return JSON.stringify({ time: new Date(now).toISOString(), ...entry, seconds: Number(entry.seconds.toFixed(6)) });
+}
+
+// Returns a function to call at the start of every request, or null when logging is off.
+function createAccessLog(config) {
+  if (!config.enableLogging) return null;
+  const format = config.logFormat === 'json' ? jsonLine : combinedLine;
+  return function logRequest(req, res) {
+    const startedAt = process.hrtime.bigint();
+    req.originalUrl = req.url; // the pipeline may rewrite req.url; the log shows what was asked
+    res.once('close', () => append(format(describe(req, res, startedAt), Date.now())));
+  };
+}
+
+module.exports = { createAccessLog, flush };

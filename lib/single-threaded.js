@@ -1,0 +1,46 @@
+'use strict';
+// --single-threaded: the worker's code in this one process, for debugging. SIGHUP re-reads
+// the config and rebuilds the pipeline in place; a changed port needs a restart.
+
+const log = require('./log');
+const { readConfig, banner } = require('./primary');
+const { startWorker } = require('./worker');
+
+function runSingleThreaded(options) {
+  const { config, errors } = readConfig(options);
+  if (errors.length > 0) {
+    log.error('the config is invalid:');
+    for (const error of errors) log.error(`  ${error}`);
+    process.exit(1);
+  }
+  log.warn('running single-threaded: a crash stops the server (use this mode for debugging)');
+  const worker = startWorker(config, options.configFile, {
+    ready: (listeners) => log.info(banner(listeners, `single-threaded, pid ${process.pid}`)),
+    fatal: (code, message) => {
+      log.error(`cannot start: ${message}`);
+      process.exit(1);
+    },
+  });
+  const stop = (signal) => {
+    log.info(`${signal}: stopping gracefully`);
+    worker.drain(0, worker.config.shutdownTimeout);
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGHUP', () => reload(worker, options));
+}
+
+function reload(worker, options) {
+  const { config, errors } = readConfig(options);
+  if (errors.length > 0) {
+    log.error('reload failed, still serving with the previous config:');
+    for (const error of errors) log.error(`  ${error}`);
+    return;
+  }
+  if (config.port !== worker.config.port) log.warn('the port changed: restart to listen on the new one');
+  worker.config = config;
+  worker.build(config);
+  log.info('reload complete');
+}
+
+module.exports = { runSingleThreaded };

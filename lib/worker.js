@@ -1,0 +1,135 @@
+'use strict';
+// A worker: builds the pipeline and the listeners from the validated config it is given,
+// serves, and on request drains — stops accepting, lets in-flight requests finish, closes
+// keep-alive connections as they fall idle, then exits 0.
+
+const net = require('node:net');
+const log = require('./log');
+const accessLog = require('./access-log');
+const { createPipeline } = require('./pipeline');
+const { createListeners } = require('./listeners');
+const { version } = require('../package.json');
+
+// Errors on listen that no restart can fix: the primary stops with the message instead of looping.
+const FATAL_LISTEN_ERRORS = {
+  EADDRINUSE: (port) => `port ${port} is already in use`,
+  EACCES: (port) => `permission denied to listen on port ${port} (ports below 1024 need root or CAP_NET_BIND_SERVICE)`,
+  EADDRNOTAVAIL: (port) => `the address for port ${port} is not available on this machine`,
+};
+
+const DRAIN_SWEEP_MS = 50;
+
+class Worker {
+  constructor(config, configFile, hooks) {
+    this.config = config;
+    this.hooks = hooks; // { ready(addresses), fatal(code, message) }
+    this.sockets = new Map(); // socket -> { active, idleSince }
+    this.draining = false;
+    this.configFile = configFile;
+    this.build(config);
+    this.listeners = createListeners(config, (req, res) => this.onRequest(req, res));
+  }
+
+  // The per-config parts, built once; a single-threaded reload builds them again.
+  build(config) {
+    this.handle = createPipeline(config, { log, configFile: this.configFile, version });
+    this.logRequest = accessLog.createAccessLog(config);
+  }
+
+  onRequest(req, res) {
+    if (this.logRequest) this.logRequest(req, res);
+    const state = this.sockets.get(req.socket);
+    if (state) {
+      state.active++;
+      res.once('close', () => { state.active--; state.idleSince = Date.now(); });
+    }
+    if (this.draining && !res.headersSent) res.setHeader('Connection', 'close');
+    this.handle(req, res);
+  }
+
+  track(socket) {
+    this.sockets.set(socket, { active: 0, idleSince: Date.now() });
+    socket.once('close', () => this.sockets.delete(socket));
+  }
+
+  async listen() {
+    await Promise.all(this.listeners.map((listener) => this.listenOne(listener)));
+    this.hooks.ready(this.listeners.map(({ scheme, port }) => ({ scheme, port })));
+  }
+
+  listenOne(listener) {
+    const { server, port } = listener;
+    server.on('connection', (socket) => this.track(socket));
+    return new Promise((resolve) => {
+      server.once('error', (error) => {
+        const describe = FATAL_LISTEN_ERRORS[error.code];
+        this.hooks.fatal(error.code, describe ? describe(port) : `cannot listen on port ${port}: ${error.message}`);
+      });
+      server.listen(port, () => {
+        listener.port = server.address().port;
+        resolve();
+      });
+    });
+  }
+
+  // idleGraceMs: how long a keep-alive connection may sit idle before it is closed. During
+  // a reload it is a second: busy clients get "Connection: close" on their next response
+  // instead, which is race-free; closing an idle socket races a request already on its way.
+  drain(idleGraceMs, timeoutMs) {
+    if (this.draining) return;
+    this.draining = true;
+    // net.Server#close stops accepting; http.Server#close would also drop idle keep-alive
+    // sockets at once (Node >= 19), which is exactly the race described above.
+    for (const { server } of this.listeners) net.Server.prototype.close.call(server);
+    const sweep = setInterval(() => this.closeIdle(idleGraceMs), DRAIN_SWEEP_MS);
+    const force = setTimeout(() => this.exit(`forced after ${timeoutMs} ms with ${this.sockets.size} connection(s) open`), timeoutMs);
+    force.unref();
+    this.closeIdle(idleGraceMs);
+    this.onDrained = () => { clearInterval(sweep); this.exit(); };
+  }
+
+  closeIdle(idleGraceMs) {
+    const now = Date.now();
+    for (const [socket, state] of this.sockets) {
+      if (state.active === 0 && now - state.idleSince >= idleGraceMs) socket.destroy();
+    }
+    if (this.sockets.size === 0 && this.onDrained) this.onDrained();
+  }
+
+  exit(reason) {
+    if (reason) log.warn(`drain ${reason}`);
+    accessLog.flush();
+    process.exit(0);
+  }
+}
+
+// In a cluster worker: wait for the config from the primary, then serve.
+function runClusterWorker() {
+  let worker = null;
+  process.on('message', (message) => {
+    if (message.type === 'config' && !worker) {
+      worker = startWorker(message.config, message.configFile, {
+        ready: (listeners) => process.send({ type: 'ready', listeners }),
+        fatal: (code, text) => process.send({ type: 'fatal', code, message: text }, () => process.exit(1)),
+      });
+    } else if (message.type === 'drain' && worker) {
+      worker.drain(message.idleGraceMs, message.timeoutMs);
+    }
+  });
+  // The primary is gone (killed with -9, say): nobody supervises this worker any more.
+  process.on('disconnect', () => { if (worker) worker.drain(0, 1000); else process.exit(0); });
+  // A terminal's Ctrl-C and systemd's stop signal the whole process group: drain as the
+  // primary would ask. A terminal hang-up must not kill workers; reloads are the primary's.
+  const drainNow = () => { if (worker) worker.drain(0, worker.config.shutdownTimeout); else process.exit(0); };
+  process.on('SIGTERM', drainNow);
+  process.on('SIGINT', drainNow);
+  process.on('SIGHUP', () => {});
+}
+
+function startWorker(config, configFile, hooks) {
+  const worker = new Worker(config, configFile, hooks);
+  worker.listen().catch((error) => hooks.fatal(error.code, error.message));
+  return worker;
+}
+
+module.exports = { runClusterWorker, startWorker };

@@ -1,0 +1,44 @@
+#!/usr/bin/env node
+'use strict';
+// svr: one clustered web server. The primary reads and validates svr-config.json and
+// supervises the workers; each worker serves with the config the primary gives it.
+
+const cluster = require('node:cluster');
+
+if (cluster.isWorker) {
+  require('./lib/worker').runClusterWorker();
+} else {
+  main();
+}
+
+function main() {
+  const { parseCommandLine, UsageError, USAGE } = require('./lib/cli');
+  let options;
+  try {
+    options = parseCommandLine(process.argv.slice(2));
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`svr: ${error.message}\n\n${USAGE}\n`);
+    process.exit(1);
+  }
+  if (options.help) return console.log(USAGE);
+  if (options.version) return console.log(require('./lib/server-string').versionString());
+  const path = require('node:path');
+  const { DEFAULT_CONFIG_FILE } = require('./lib/config');
+  options.configFile = path.resolve(options.configFile ?? DEFAULT_CONFIG_FILE);
+  if (options.check) return check(options.configFile);
+  if (options.singleThreaded) return require('./lib/single-threaded').runSingleThreaded(options);
+  require('./lib/primary').runPrimary(options);
+}
+
+function check(configFile) {
+  const { loadConfig } = require('./lib/config');
+  const { errors } = loadConfig(configFile);
+  if (errors.length === 0) {
+    console.log(`${configFile}: ok`);
+    return;
+  }
+  for (const error of errors) process.stderr.write(`${error}\n`);
+  process.stderr.write(`${configFile}: ${errors.length} error${errors.length === 1 ? '' : 's'}\n`);
+  process.exitCode = 1;
+}
