@@ -106,6 +106,11 @@ async function startInstance({ server, site, readyPath, context }) {
   try {
     const started = await startProcess({ ...spec, logFile: path.join(workDir, 'output.log'), readyUrl: baseUrl + readyPath });
     record.startupMs = started.startupMs;
+    record.firstAnswerMs = started.firstAnswerMs;
+    if (started.startupMs === null) {
+      record.note = `${readyPath} answered ${started.lastStatus}, never 200`;
+      log(`[${server.name} ${site}] up, but ${record.note}`);
+    }
     return { server, record, baseUrl, proc: started.proc, pid: started.pid };
   } catch (err) {
     log(`[${server.name} ${site}] did not start: ${err.message}`);

@@ -8,6 +8,7 @@ const net = require('net');
 const START_TIMEOUT_MS = 15000;
 const STOP_TIMEOUT_MS = 5000;
 const POLL_INTERVAL_MS = 5;
+const NON_200_GRACE_MS = 2000;
 
 const running = new Set();
 
@@ -41,36 +42,42 @@ function tail(text, lines = 5) {
   return String(text).trim().split('\n').slice(-lines).join('\n');
 }
 
+const elapsedMs = (since) => Number(process.hrtime.bigint() - since) / 1e6;
+
 // Spawns `command args`, stdout and stderr to logFile, then polls readyUrl until it answers 200.
-// Resolves with { proc, pid, startupMs } or rejects with the reason and the log's last lines.
+// A server that answers, but never 200, counts as started after NON_200_GRACE_MS (its scenarios
+// then show the errors). Resolves with { proc, pid, startupMs (to the first 200, or null),
+// firstAnswerMs, lastStatus }; rejects with the reason and the log's last lines.
 async function startProcess({ command, args, cwd, env, logFile, readyUrl }) {
   const logFd = fs.openSync(logFile, 'a');
   const started = process.hrtime.bigint();
   const proc = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', logFd, logFd] });
   fs.closeSync(logFd);
   running.add(proc);
-  const exited = new Promise((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
-  proc.exitedPromise = exited;
-  exited.then(() => running.delete(proc));
+  proc.exitedPromise = new Promise((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
+  proc.exitedPromise.then(() => running.delete(proc));
   proc.once('error', () => {}); // reported through 'exit' / the readiness timeout
   const deadline = Date.now() + START_TIMEOUT_MS;
   let lastProblem = 'no answer';
+  let firstAnswerMs = null;
   while (Date.now() < deadline) {
     if (proc.exitCode !== null || proc.signalCode !== null) {
-      const { code, signal } = await exited;
+      const { code, signal } = await proc.exitedPromise;
       throw new Error(`exited (${signal || code}) before answering: ${tail(readLog(logFile))}`);
     }
     try {
       const res = await fetchOnce(readyUrl, {}, 1000);
-      if (res.status === 200) return { proc, pid: proc.pid, startupMs: Number(process.hrtime.bigint() - started) / 1e6 };
+      if (firstAnswerMs === null) firstAnswerMs = elapsedMs(started);
+      if (res.status === 200) return { proc, pid: proc.pid, startupMs: elapsedMs(started), firstAnswerMs, lastStatus: 200 };
       lastProblem = `answered ${res.status}`;
+      if (elapsedMs(started) - firstAnswerMs > NON_200_GRACE_MS) return { proc, pid: proc.pid, startupMs: null, firstAnswerMs, lastStatus: res.status };
     } catch (err) {
       lastProblem = err.code || err.message;
     }
     await delay(POLL_INTERVAL_MS);
   }
   await stopProcess(proc);
-  throw new Error(`no 200 from ${readyUrl} within ${START_TIMEOUT_MS} ms (${lastProblem}): ${tail(readLog(logFile))}`);
+  throw new Error(`no answer from ${readyUrl} within ${START_TIMEOUT_MS} ms (${lastProblem}): ${tail(readLog(logFile))}`);
 }
 
 function readLog(file) {

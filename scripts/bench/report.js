@@ -98,11 +98,17 @@ function rssSummary(rss) {
   return `${rss.perProcessKiB.map(mib).join(' / ')}`;
 }
 
+function startupCell(instance) {
+  if (instance.failure) return `failed: ${instance.failure.split('\n')[0].slice(0, 80)}`;
+  if (instance.startupMs === null) return `no 200 (${instance.note}); first answer ${formatNumber(instance.firstAnswerMs, 0)}`;
+  return formatNumber(instance.startupMs, 0);
+}
+
 function processTable(instances) {
   const rows = instances.map((instance) => [
     instance.server,
     instance.site,
-    instance.failure ? `failed: ${instance.failure.split('\n')[0].slice(0, 80)}` : formatNumber(instance.startupMs, 0),
+    startupCell(instance),
     rssSummary(instance.rssIdle),
     rssSummary(instance.rssAfterLoad),
   ]);
