@@ -133,7 +133,7 @@ async function benchSite(site, context) {
   const instances = [];
   if (!siteScenarios.length) return { instances: [], cells };
   for (const server of servers) {
-    const unavailable = server.available(context.tools);
+    const unavailable = server.available(context.tools, context.options);
     if (unavailable) cells.push(...unavailableCells(server, unavailable, siteScenarios));
     else instances.push(await startInstance({ server, site, readyPath: siteScenarios[0].path, context }));
   }

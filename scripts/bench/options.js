@@ -15,6 +15,7 @@ const DEFAULTS = {
   out: '', // JSON results file; empty = .bench/results-<date>.json
   keep: false, // keep the temp dir (files, configs, logs) for inspection
   install: true, // apt-get/npm install what is missing
+  svr: '', // svr.js to benchmark; empty = the one in this checkout
 };
 
 const USAGE = `Usage: npm run bench -- [options]
@@ -29,6 +30,7 @@ const USAGE = `Usage: npm run bench -- [options]
   --out FILE         JSON results file (default .bench/results-<date>.json)
   --keep             keep the temp dir with files, configs and logs
   --no-install       do not apt-get/npm install missing tools; skip what is missing
+  --svr PATH         the svr.js to benchmark (default: svr.js of this checkout)
 Each option can also be set as BENCH_<NAME> in the environment, e.g. BENCH_DURATION=10.`;
 
 function envValue(name) {
@@ -55,7 +57,7 @@ function positiveNumber(name, value) {
 
 function parseOptions(argv) {
   const args = minimist(argv, {
-    string: ['only', 'servers', 'out'],
+    string: ['only', 'servers', 'out', 'svr'],
     boolean: ['keep', 'install', 'help'],
     alias: { h: 'help' },
   });
@@ -77,6 +79,7 @@ function parseOptions(argv) {
     out: pick('out'),
     keep: toBoolean(pick('keep')),
     install: toBoolean(pick('install')),
+    svr: pick('svr'),
   };
 }
 

@@ -59,19 +59,23 @@ function nginxCommand({ tools, wwwroot, port, workDir, workers }) {
 
 // Keys the schema does not know yet are left out (an unknown key is a config error), so the
 // harness works against any stage of svr.
-function knownConfigKeys() {
+function svrEntry(options) {
+  return path.resolve(options.svr || path.join(ROOT, 'svr.js'));
+}
+
+function knownConfigKeys(svrFile) {
   try {
-    const schema = JSON.parse(fs.readFileSync(path.join(ROOT, 'config', 'svr-config.schema.json'), 'utf8'));
+    const schema = JSON.parse(fs.readFileSync(path.join(path.dirname(svrFile), 'config', 'svr-config.schema.json'), 'utf8'));
     return schema.properties ? new Set(Object.keys(schema.properties)) : null;
   } catch {
     return null;
   }
 }
 
-function svrConfig({ port, wwwroot, workers }) {
+function svrConfig({ port, wwwroot, workers, svrFile }) {
   const wanted = { port, wwwroot, enableDirectoryListing: true, enableLogging: true };
   if (workers) wanted.workers = workers;
-  const known = knownConfigKeys();
+  const known = knownConfigKeys(svrFile);
   const config = {};
   for (const [key, value] of Object.entries(wanted)) if (!known || known.has(key)) config[key] = value;
   return config;
@@ -79,8 +83,9 @@ function svrConfig({ port, wwwroot, workers }) {
 
 function svrCommand({ wwwroot, port, workDir, options, extraArgs = [] }) {
   const configFile = path.join(workDir, 'svr-config.json');
-  fs.writeFileSync(configFile, JSON.stringify(svrConfig({ port, wwwroot, workers: options.workers }), null, 2));
-  return { command: process.execPath, args: [path.join(ROOT, 'svr.js'), '--config', configFile, ...extraArgs], cwd: workDir };
+  const svrFile = svrEntry(options);
+  fs.writeFileSync(configFile, JSON.stringify(svrConfig({ port, wwwroot, workers: options.workers, svrFile }), null, 2));
+  return { command: process.execPath, args: [svrFile, '--config', configFile, ...extraArgs], cwd: workDir };
 }
 
 // --- the servers ----------------------------------------------------------------------------------
@@ -125,13 +130,13 @@ const SERVERS = [
   {
     name: 'svr',
     sites: [STATIC, CPU],
-    available: () => (fs.existsSync(path.join(ROOT, 'svr.js')) ? null : 'svr.js not found'),
+    available: (tools, options) => (fs.existsSync(svrEntry(options)) ? null : `${svrEntry(options)} not found`),
     command: (ctx) => svrCommand(ctx),
   },
   {
     name: 'svr-single',
     sites: [CPU],
-    available: () => (fs.existsSync(path.join(ROOT, 'svr.js')) ? null : 'svr.js not found'),
+    available: (tools, options) => (fs.existsSync(svrEntry(options)) ? null : `${svrEntry(options)} not found`),
     command: (ctx) => svrCommand({ ...ctx, extraArgs: ['--single-threaded'] }),
   },
   {
