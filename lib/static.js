@@ -27,6 +27,7 @@ const { makeETag, evaluatePreconditions, ifRangeMatches, parseRange } = require(
 const { sanitizeTarget, encodePath, ALLOW } = require('./sanitize');
 const { createListing } = require('./listing');
 const { createHotPath } = require('./hot-path');
+const { lstatBeneath } = require('./file-cache');
 
 const open = promisify(fs.open);
 const fstat = promisify(fs.fstat);
@@ -118,6 +119,19 @@ function createStatic(config, context, { sendError }) {
     const lexicalRel = pathname.replace(/^\/+|\/+$/g, '');
     if (hasDotSegment(lexicalRel) || path.basename(lexicalRel) === 'serverSideScript.js') return { status: 404 };
     const lexical = lexicalRel === '' ? realRoot : path.join(realRoot, lexicalRel);
+    if (!followSymlinks) {
+      // No symlink may be on the way: an lstat per component below the root (one for a file at the
+      // top) gives the same answers as realpath + stat with a third of the system calls (issue 7).
+      let stats;
+      try {
+        stats = lstatBeneath(realRoot, lexicalRel);
+      } catch (err) {
+        return { status: errorStatus(err), error: err };
+      }
+      if (stats === null) return { status: 404 }; // a symlink somewhere on the way
+      if (isProtected(lexical)) return { status: 404 };
+      return { real: lexical, rel: lexical === realRoot ? '' : lexical.slice(rootPrefix.length), stats };
+    }
     let real;
     try {
       real = fs.realpathSync.native(lexical); // synchronous: see "Why synchronous" in lib/hot-path.js
