@@ -237,7 +237,17 @@ function describeExit(code, signal) {
   return signal ? `signal ${signal}` : `exit code ${code}`;
 }
 
+// How connections reach workers (frozen at the first fork). Measured with wrk on the 2-core machine
+// (issue 7, docs-speed.md): with keep-alive both policies serve the same requests per CPU second;
+// with a new connection per request, round-robin costs the primary ~20% of a core passing handles
+// and serves ~1.5x fewer requests than letting the workers accept() themselves. So SCHED_NONE,
+// unless NODE_CLUSTER_SCHED_POLICY says otherwise.
+function chooseSchedulingPolicy() {
+  if (!process.env.NODE_CLUSTER_SCHED_POLICY) cluster.schedulingPolicy = cluster.SCHED_NONE;
+}
+
 function runPrimary(options) {
+  chooseSchedulingPolicy();
   return new Supervisor(options).start();
 }
 
