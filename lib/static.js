@@ -22,7 +22,13 @@ const fs = require('fs');
 const path = require('path');
 const { promisify } = require('util');
 const mime = require('mime-types');
-const serveHandler = require('serve-handler');
+// Required on first use: since issue 7 most files are answered from memory (lib/hot-path.js) and
+// serve-handler (with its own mime-db) only streams large files and ranges; ~9 MiB RSS per idle worker.
+let serveHandlerModule = null;
+function serveHandler(...args) {
+  if (serveHandlerModule === null) serveHandlerModule = require('serve-handler');
+  return serveHandlerModule(...args);
+}
 const { makeETag, evaluatePreconditions, ifRangeMatches, parseRange } = require('./conditional');
 const { sanitizeTarget, encodePath, ALLOW } = require('./sanitize');
 const { createListing } = require('./listing');
