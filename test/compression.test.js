@@ -237,3 +237,27 @@ describe('Vary with customHeaders', () => {
     }
   });
 });
+
+describe('negotiate and isCompressibleType (unit)', () => {
+  const { negotiate, isCompressibleType } = require('../lib/compression');
+  test('Accept-Encoding values', () => {
+    const cases = [
+      [undefined, null], ['', null], ['br', 'br'], ['gzip', 'gzip'], ['GZIP', 'gzip'], ['x-gzip', 'gzip'],
+      ['gzip, br', 'br'], ['br;q=0, gzip', 'gzip'], ['br; q=0.5, gzip; q=0.6', 'gzip'], ['br;q=1.0, gzip;q=1', 'br'],
+      ['gzip;q=0', null], ['*', 'br'], ['*;q=0', null], ['gzip, *;q=0', 'gzip'], ['br;q=0, *', 'gzip'],
+      ['identity', null], ['identity;q=0.5, gzip;q=0.4', null], ['identity;q=0, gzip;q=0.1', 'gzip'],
+      ['deflate', null], ['compress, zstd', null], ['br;q=2', null], ['br;q=abc, gzip', 'gzip'], ['br;level=5;q=0', null],
+    ];
+    for (const [header, expected] of cases) assert.equal(negotiate(header), expected, `Accept-Encoding: ${header}`);
+  });
+  test('types', () => {
+    for (const t of ['text/html; charset=utf-8', 'text/css', 'text/javascript; charset=utf-8', 'application/json',
+      'image/svg+xml', 'application/ld+json', 'application/wasm', 'application/xml', 'font/ttf']) {
+      assert.equal(isCompressibleType(t), true, t);
+    }
+    for (const t of ['image/png', 'image/jpeg', 'video/mp4', 'audio/mpeg', 'application/zip', 'application/gzip',
+      'font/woff2', 'application/octet-stream', 'application/pdf', 'text/event-stream', '', undefined]) {
+      assert.equal(isCompressibleType(t), false, String(t));
+    }
+  });
+});
