@@ -20,7 +20,7 @@ const PATH_KEYS = ['wwwroot', 'cert', 'key', 'modsDirectory', 'stateDirectory'];
 // SVR.JS writes regular expressions as "/pattern/flags" strings. The greedy (.*) makes the last "/"
 // end the pattern, so "/a/b/" is the pattern "a/b": everything SVR.JS accepts (it demands "\/"
 // inside patterns) means the same here.
-const REGEX_LITERAL = /^\/(.*)\/([A-Za-z0-9]*)$/s;
+const { REGEX_LITERAL, compileRegexString } = require('./regex-string');
 
 // Compiled once, on first use: a reload (SIGHUP) only runs the compiled validator. Not at module
 // load: workers require this module for compileRegexString only, and ajv's require + compilation
@@ -216,15 +216,6 @@ function resolvePaths(config, baseDir) {
 }
 
 // ---- regular expressions written as "/pattern/flags" (SVR.JS's format) ----
-
-// Parses "/pattern/flags" (REGEX_LITERAL above); the rewrite engine compiles its rules with it too.
-function compileRegexString(text) {
-  const parts = typeof text === 'string' && REGEX_LITERAL.exec(text);
-  if (!parts) {
-    throw new Error(`${shortJson(text)} is not a regular expression written as "/pattern/flags"`);
-  }
-  return new RegExp(parts[1], parts[2]); // throws V8's SyntaxError for a bad pattern or flags
-}
 
 function isRegexString(text) {
   return regexReason(text) === null;

@@ -203,6 +203,7 @@ function createErrorPages(config, context) {
       res.setHeader('Content-Type', type);
       res.setHeader('Content-Length', Buffer.byteLength(body));
       res.setHeader('X-Content-Type-Options', 'nosniff');
+      res.setHeader('Vary', 'Accept'); // HTML or JSON by Accept: keep shared caches from mixing them
       if (req && req.method === 'HEAD') res.end();
       else res.end(body);
     } catch (err) {

@@ -17,27 +17,7 @@
 const fs = require('fs');
 const path = require('path');
 const { sanitizeTarget } = require('./sanitize');
-
-// "/pattern/flags" -> RegExp; throws an Error with a readable message when invalid.
-// lib/config.js owns the shared helper; this local copy is used until it lands.
-function localCompileRegexString(str) {
-  if (typeof str !== 'string') throw new Error(`expected a "/pattern/flags" string, found ${JSON.stringify(str)}`);
-  const m = /^\/((?:\\.|[^\\])*)\/([a-zA-Z]*)$/s.exec(str);
-  if (!m) throw new Error(`expected a "/pattern/flags" string, found ${JSON.stringify(str)}`);
-  try {
-    return new RegExp(m[1], m[2]);
-  } catch (err) {
-    throw new Error(`invalid regular expression ${JSON.stringify(str)}: ${err.message}`);
-  }
-}
-
-function regexCompiler() {
-  try {
-    const fn = require('./config').compileRegexString;
-    if (typeof fn === 'function') return fn;
-  } catch (err) { /* lib/config.js not there yet */ }
-  return localCompileRegexString;
-}
+const { compileRegexString } = require('./regex-string');
 
 function compileHost(host) {
   if (host === undefined || host === null || host === '*') return null;
@@ -67,7 +47,6 @@ function hostValue(req, withPort) {
 
 // Returns { rules, errors }; errors name the key path.
 function compileRewriteMap(rewriteMap) {
-  const compileRegexString = regexCompiler();
   const rules = [];
   const errors = [];
   (rewriteMap || []).forEach((entry, i) => {

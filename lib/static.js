@@ -85,12 +85,14 @@ function createStatic(config, context, { sendError }) {
     config.modsDirectory // absolute from the loader; resolved against the config file's directory just in case
       ? path.resolve(context && context.configFile ? path.dirname(context.configFile) : installDir, config.modsDirectory)
       : path.join(installDir, 'mods'),
-    path.join(installDir, 'svr.js'),
-    path.join(installDir, 'lib'),
-    path.join(installDir, 'node_modules'),
-    path.join(installDir, 'config'),
     config.stateDirectory,
   ].filter((p) => typeof p === 'string' && p).map(realOrSelf);
+  // svr's own code, when the web root is the installation directory (or above it); a web root
+  // that itself lies inside one of these directories is the admin's explicit choice.
+  for (const name of ['svr.js', 'lib', 'node_modules', 'config', 'package.json', 'package-lock.json']) {
+    const p = realOrSelf(path.join(installDir, name));
+    if (realRoot !== p && !realRoot.startsWith(p + path.sep)) protectedPaths.push(p);
+  }
 
   function isProtected(real) {
     if (path.basename(real) === 'serverSideScript.js') return true;
@@ -276,11 +278,14 @@ function createStatic(config, context, { sendError }) {
         url: encodePath('/' + rel.split(path.sep).join('/')),
         headers: d.range ? { range: `bytes=${d.range.start}-${d.range.end}` } : {},
       };
-      await serveHandler(shReq, res, {
-        public: realRoot, cleanUrls: false, directoryListing: false, symlinks: true, etag: false,
-      }, methods);
-      res.writeHead = writeHead;
-      closeFd();
+      try {
+        await serveHandler(shReq, res, {
+          public: realRoot, cleanUrls: false, directoryListing: false, symlinks: true, etag: false,
+        }, methods);
+      } finally {
+        res.writeHead = writeHead;
+      }
+      closeFd(); // only if serve-handler never asked for the stream
     } catch (err) {
       closeFd();
       sendError(req, res, 500, { error: err });

@@ -94,6 +94,32 @@ describe('file descriptors', { skip: process.platform !== 'linux' && 'needs /pro
   });
 });
 
+describe('a file that grows while it is sent', () => {
+  let srv;
+  before(async () => { srv = await startServer({ files: { 'grow.bin': Buffer.alloc(BIG, 1), 'small.txt': 'small' } }); });
+  after(() => srv.stop());
+
+  it('sends exactly the announced length and the keep-alive connection stays usable', async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const length = await new Promise((resolve, reject) => {
+      http.get(`${srv.url}/grow.bin`, { agent }, (res) => {
+        res.pause(); // 32 MiB cannot fit in socket buffers: the server is still reading the file
+        assert.equal(res.headers['content-length'], String(BIG));
+        fs.appendFileSync(path.join(srv.root, 'grow.bin'), Buffer.alloc(1024 * 1024, 2));
+        let n = 0;
+        res.on('data', (chunk) => { n += chunk.length; });
+        res.on('end', () => resolve(n));
+        res.on('error', reject);
+        res.resume();
+      }).on('error', reject);
+    });
+    assert.equal(length, BIG);
+    const next = await request(`${srv.url}/small.txt`, { agent });
+    assert.equal(next.text, 'small');
+    agent.destroy();
+  });
+});
+
 describe('an unreadable file', () => {
   const nobody = (() => {
     try {
@@ -119,12 +145,14 @@ describe('an unreadable file', () => {
     fs.chmodSync(dir, 0o755);
     const root = path.join(dir, 'web');
     fs.mkdirSync(root, { mode: 0o755 });
-    writeFiles(root, { 'ok.txt': 'readable', 'locked.txt': 'nobody may read this' });
+    writeFiles(root, { 'ok.txt': 'readable', 'locked.txt': 'nobody may read this', 'locked-dir/x.txt': 'hidden' });
     fs.chmodSync(path.join(root, 'ok.txt'), 0o644);
     fs.chmodSync(path.join(root, 'locked.txt'), 0o000);
+    fs.chmodSync(path.join(root, 'locked-dir', 'x.txt'), 0o644);
+    fs.chmodSync(path.join(root, 'locked-dir'), 0o000);
     const port = await getFreePort();
     const configFile = path.join(dir, 'svr-config.json');
-    fs.writeFileSync(configFile, JSON.stringify({ port, wwwroot: 'web', workers: 1 }), { mode: 0o644 });
+    fs.writeFileSync(configFile, JSON.stringify({ port, wwwroot: 'web', workers: 1, enableDirectoryListing: true }), { mode: 0o644 });
     url = `http://127.0.0.1:${port}`;
     const child = spawnSvr(['--config', configFile], { uid: nobody.uid, gid: nobody.gid, cwd: os.tmpdir() });
     proc = child.proc;
@@ -140,6 +168,12 @@ describe('an unreadable file', () => {
       await out.exited;
     }
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a mode-000 directory -> 403 for its listing and its files', { skip }, async () => {
+    assert.equal((await request(`${url}/locked-dir/`)).status, 403);
+    assert.equal((await request(`${url}/locked-dir/x.txt`)).status, 403);
+    assert.equal((await request(`${url}/ok.txt`)).text, 'readable');
   });
 
   it('mode 000 -> 403, and the server keeps serving', { skip }, async () => {

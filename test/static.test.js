@@ -83,6 +83,12 @@ describe('containment with followSymlinks: true', () => {
     }
   });
 
+  it('answers 404 for a dangling symlink (a file that vanished) and keeps serving', async () => {
+    fs.symlinkSync('gone.txt', path.join(srv.root, 'dangling.txt'));
+    assert.equal((await request(`${srv.url}/dangling.txt`)).status, 404);
+    assert.equal((await request(`${srv.url}/a.txt`)).text, 'A');
+  });
+
   it('refuses a symlink whose target is a dotfile', async () => {
     assert.equal((await request(`${srv.url}/env.txt`)).status, 404);
   });
@@ -124,7 +130,7 @@ describe("the server's own files", () => {
     // wwwroot is the directory holding the config file itself
     srv = await startServer({
       config: { wwwroot: '.', modsDirectory: 'web/mods', followSymlinks: true },
-      files: { 'index.html': 'site', 'serverSideScript.js': 'secret()', 'sub/serverSideScript.js': 'secret()', 'mods/m.js': 'mod()' },
+      files: { 'index.html': 'site', 'serverSideScript.js': 'secret()', 'sub/serverSideScript.js': 'secret()', 'mods/m.js': 'module.exports = (req, res, log, config, next) => next(); // mod()' },
     });
     fs.symlinkSync(srv.configFile, path.join(srv.root, 'config-link.json'));
   });
@@ -150,6 +156,25 @@ describe("the server's own files", () => {
 
   it('still serves the site', async () => {
     assert.equal((await request(`${srv.url}/web/index.html`)).text, 'site');
+  });
+});
+
+describe("svr's own code when wwwroot is the installation directory", () => {
+  let srv;
+  before(async () => {
+    srv = await startServer({ config: { wwwroot: path.join(__dirname, '..') } });
+  });
+  after(() => srv.stop());
+
+  it('never serves svr.js, lib/, node_modules/, config/ or package.json', async () => {
+    for (const p of ['/svr.js', '/lib/pipeline.js', '/node_modules/serve-handler/package.json',
+      '/config/svr-config.json', '/package.json']) {
+      assert.equal((await request(srv.url + p)).status, 404, p);
+    }
+  });
+
+  it('still serves other files there', async () => {
+    assert.equal((await request(`${srv.url}/web/index.html`)).status, 200);
   });
 });
 
@@ -209,5 +234,17 @@ describe('MIME types, index files, trailing slashes', () => {
   it('answers 404 for a missing file and for a file with a trailing slash', async () => {
     assert.equal((await request(`${srv.url}/missing.txt`)).status, 404);
     assert.equal((await request(`${srv.url}/a.txt/`)).status, 404);
+  });
+});
+
+describe('a web root that is not a usable directory', () => {
+  it('stops the server at start with one message naming wwwroot (loader check)', async () => {
+    await assert.rejects(startServer({ config: { wwwroot: 'no-such-dir' } }), /wwwroot: .*no-such-dir/);
+  });
+
+  it('createPipeline refuses it too (a worker reports that as a fatal start-up error)', () => {
+    const { createPipeline } = require('../lib/pipeline');
+    assert.throws(() => createPipeline({ wwwroot: path.join(__dirname, 'no-such-dir') }, {}),
+      (err) => err.code === 'EBADWWWROOT' && /wwwroot: .*no-such-dir is not a readable directory \(ENOENT\)/.test(err.message));
   });
 });
