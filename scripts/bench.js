@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 'use strict';
 // `npm run bench`: svr beside nginx, serve, http-server and a bare cluster server, over the same
-// generated files, one server after the other, wrk against each. Prints one results table, the
-// ratios and svr's worker memory; writes the same as JSON. See docs-bench.md.
+// generated files, wrk against one server at a time, in rounds. Prints one results table, the
+// ratios and the servers' startup time and worker memory; writes the same as JSON. See docs-bench.md.
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
@@ -203,7 +203,6 @@ function writeJson(results, options) {
 async function main() {
   const options = parseOptions(process.argv.slice(2));
   if (options.help) return void console.log(options.usage);
-  const scenarioCatalogue = (fixtures) => pickByName(scenarios(fixtures), options.only, 'scenario');
   const serverList = pickByName(SERVERS, options.servers, 'server');
   const tools = ensureTools(options, log);
   if (!tools.wrk) throw new Error('wrk is needed: apt-get install wrk (or run as root so the benchmark installs it)');
@@ -212,7 +211,8 @@ async function main() {
     killAllStarted();
     if (!options.keep) removeFixtures(fixtures);
   });
-  const context = { tools, fixtures, options, workers: options.workers || availableCores(), scenarioList: scenarioCatalogue(fixtures), serverList };
+  const scenarioList = pickByName(scenarios(fixtures), options.only, 'scenario');
+  const context = { tools, fixtures, options, workers: options.workers || availableCores(), scenarioList, serverList };
   const meta = { date: new Date().toISOString(), machine: machineInfo(), versions: tools.versions, options, workers: context.workers };
   log(`svr bench: ${context.scenarioList.length} scenarios x ${serverList.length} servers, ${options.runs} x ${options.duration}s runs, files in ${fixtures.root}`);
   const instances = [];
@@ -230,10 +230,10 @@ async function main() {
   if (options.keep) log(`temp dir kept: ${fixtures.root}`);
 }
 
-for (const signal of ['SIGINT', 'SIGTERM']) {
+for (const [signal, exitCode] of [['SIGINT', 130], ['SIGTERM', 143]]) {
   process.on(signal, () => {
     log(`bench: ${signal}, stopping servers`);
-    process.exit(130);
+    process.exit(exitCode); // the 'exit' handler kills every server started
   });
 }
 
