@@ -18,6 +18,11 @@ const DEFAULT_CONFIG_FILE = path.join(__dirname, '..', 'config', 'svr-config.jso
 // (errorPages[].path and page404 stay relative to wwwroot, as in SVR.JS.)
 const PATH_KEYS = ['wwwroot', 'cert', 'key', 'modsDirectory', 'stateDirectory'];
 
+// SVR.JS writes regular expressions as "/pattern/flags" strings. The greedy (.*) makes the last "/"
+// end the pattern, so "/a/b/" is the pattern "a/b": everything SVR.JS accepts (it demands "\/"
+// inside patterns) means the same here.
+const { REGEX_LITERAL, compileRegexString } = require('./regex-string');
+
 // Compiled once at module load: a reload (SIGHUP) only runs the compiled validator.
 const validate = compileSchema();
 
@@ -99,14 +104,18 @@ function problemFromAjvError(error, config, extraValidators) {
 }
 
 function valueProblem(error, at, config) {
-  const found = shortJson(error.data);
-  // A string shaped like "/.../" that fails to compile: add V8's reason (bad group, bad flag, ...).
-  const why = error.keyword === 'format' && REGEX_LITERAL.test(error.data) ? ` (${regexReason(error.data)})` : '';
+  const found = `${shortJson(error.data)}${regexDetail(error)}`;
   return {
     key: keyPath(at, config),
-    message: `expected ${expectation(error.parentSchema)}, found ${found}${why}`,
+    message: `expected ${expectation(error.parentSchema)}, found ${found}`,
     isValueProblem: true,
   };
+}
+
+// A string shaped like "/.../" that fails to compile: add V8's reason (bad group, bad flag, ...).
+function regexDetail(error) {
+  const isBadRegex = error.keyword === 'format' && REGEX_LITERAL.test(error.data);
+  return isBadRegex ? ` (${regexReason(error.data)})` : '';
 }
 
 function missingKeyProblem(error, at, config) {
@@ -149,7 +158,7 @@ function modKeyProblem(key, value, isValid) {
   } catch (error) {
     return { key, message: `invalid value ${shortJson(value)}: the mod's validator failed: ${error.message}` };
   }
-  if (verdict === true) return null;
+  if (verdict) return null;
   return { key, message: `invalid value ${shortJson(value)} (rejected by the mod that declares this key)` };
 }
 
@@ -199,18 +208,6 @@ function resolvePaths(config, baseDir) {
 }
 
 // ---- regular expressions written as "/pattern/flags" (SVR.JS's format) ----
-
-// The last "/" ends the pattern, so "/a/b/" is the pattern "a/b": everything SVR.JS accepts
-// (it demands "\/" inside patterns) means the same here.
-const REGEX_LITERAL = /^\/(.*)\/([A-Za-z0-9]*)$/s;
-
-function compileRegexString(text) {
-  const parts = typeof text === 'string' && REGEX_LITERAL.exec(text);
-  if (!parts) {
-    throw new Error(`${shortJson(text)} is not a regular expression written as "/pattern/flags"`);
-  }
-  return new RegExp(parts[1], parts[2]); // throws V8's SyntaxError for a bad pattern or flags
-}
 
 function isRegexString(text) {
   return regexReason(text) === null;

@@ -6,6 +6,7 @@
 const cluster = require('node:cluster');
 const log = require('./log');
 const { loadConfig, workerCount } = require('./config');
+const { readModValidators } = require('./mods');
 const { version } = require('../package.json');
 
 const BACKOFF_BASE_MS = 100;
@@ -32,8 +33,8 @@ class Supervisor {
 
   async start() {
     this.listenForSignals(); // before the first fork: a SIGHUP must never kill a starting server
-    const { config, errors } = this.readConfig();
-    if (errors.length > 0) this.exitWithErrors('the config is invalid', errors);
+    const { config, errors, problem } = this.readConfig();
+    if (errors.length > 0) this.exitWithErrors(problem || 'the config is invalid', errors);
     this.config = config;
     const count = workerCount(config);
     let listeners;
@@ -69,6 +70,7 @@ class Supervisor {
     this.alive.add(worker);
     worker.once('exit', () => this.alive.delete(worker));
     worker.send({ type: 'config', config: this.config, configFile: this.options.configFile, disableMods: this.options.disableMods });
+    worker.on('message', (message) => { if (message && message.type === 'recycle') this.onRecycle(worker, message); });
     this.pool.add(worker);
     return worker;
   }
@@ -111,6 +113,20 @@ class Supervisor {
     log.warn(`worker ${worker.process.pid} died (${describeExit(code, signal)}) after ${uptime} ms`);
     this.earlyDeaths = uptime < STABLE_UPTIME_MS ? this.earlyDeaths + 1 : 1;
     this.replaceLater(this.backoffDelay());
+  }
+
+  // A worker hit an uncaught exception: it finishes its in-flight requests and exits by itself.
+  // Its replacement starts now (with the crash-loop backoff), not when it has exited.
+  onRecycle(worker, message) {
+    if (this.stopping || !this.started || worker.svr.retiring || worker.svr.abandoned) return;
+    worker.svr.retiring = true;
+    this.pool.delete(worker);
+    const uptime = Date.now() - worker.svr.startedAt;
+    log.warn(`worker ${worker.process.pid} is recycling after an uncaught exception (${message.message}) after ${uptime} ms`);
+    this.earlyDeaths = uptime < STABLE_UPTIME_MS ? this.earlyDeaths + 1 : 1;
+    this.replaceLater(this.backoffDelay());
+    const backstop = setTimeout(() => worker.process.kill('SIGKILL'), this.config.shutdownTimeout + 2000);
+    worker.once('exit', () => clearTimeout(backstop));
   }
 
   // The first death is replaced at once; each further death of a young worker doubles the wait.
@@ -218,9 +234,16 @@ class Supervisor {
   }
 }
 
-// The config file plus the command-line overrides, validated.
+// The config file plus the command-line overrides, validated. The mods are loaded first (only
+// to read their configValidators: the keys they may add to the config). A mod that cannot load
+// stops the start; with --disable-mods it is only a warning.
 function readConfig(options) {
-  const { config, errors } = loadConfig(options.configFile);
+  const mods = readModValidators(options.configFile);
+  if (mods.errors.length > 0) {
+    if (!options.disableMods) return { errors: mods.errors, problem: 'cannot load the mods' };
+    for (const error of mods.errors) log.warn(`--disable-mods: ${error}`);
+  }
+  const { config, errors } = loadConfig(options.configFile, { extraValidators: mods.validators });
   if (errors.length > 0) return { errors };
   if (options.port !== undefined) config.port = options.port;
   if (options.workers !== undefined) config.workers = options.workers;

@@ -5,11 +5,12 @@
 const log = require('./log');
 const { readConfig, banner } = require('./primary');
 const { startWorker } = require('./worker');
+const { installCrashHandlers } = require('./request-context');
 
 function runSingleThreaded(options) {
-  const { config, errors } = readConfig(options);
+  const { config, errors, problem } = readConfig(options);
   if (errors.length > 0) {
-    log.error('the config is invalid:');
+    log.error(`${problem || 'the config is invalid'}:`);
     for (const error of errors) log.error(`  ${error}`);
     process.exit(1);
   }
@@ -20,7 +21,10 @@ function runSingleThreaded(options) {
       log.error(`cannot start: ${message}`);
       process.exit(1);
     },
-  });
+  }, { disableMods: options.disableMods });
+  // No primary to replace this process: after an uncaught exception it finishes what it is
+  // serving and stops (exit code 1).
+  installCrashHandlers({ log, onCrash: (error) => (worker ? worker.recycle(error) : process.exit(1)) });
   const stop = (signal) => {
     log.info(`${signal}: stopping gracefully`);
     worker.drain(0, worker.config.shutdownTimeout);
@@ -38,8 +42,13 @@ function reload(worker, options) {
     return;
   }
   if (config.port !== worker.config.port) log.warn('the port changed: restart to listen on the new one');
+  try {
+    worker.build(config);
+  } catch (error) { // the pipeline refused the new config (bad wwwroot, say)
+    log.error(`reload failed, still serving with the previous config: ${error.message}`);
+    return;
+  }
   worker.config = config;
-  worker.build(config);
   log.info('reload complete');
 }
 

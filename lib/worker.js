@@ -8,6 +8,8 @@ const log = require('./log');
 const accessLog = require('./access-log');
 const { createPipeline } = require('./pipeline');
 const { createListeners } = require('./listeners');
+const { prepareScripting } = require('./scripting');
+const { installCrashHandlers } = require('./request-context');
 const { version } = require('../package.json');
 
 // Errors on listen that no restart can fix: the primary stops with the message instead of looping.
@@ -20,9 +22,11 @@ const FATAL_LISTEN_ERRORS = {
 const DRAIN_SWEEP_MS = 50;
 
 class Worker {
-  constructor(config, configFile, hooks) {
+  constructor(config, configFile, hooks, options = {}) {
     this.config = config;
-    this.hooks = hooks; // { ready(addresses), fatal(code, message) }
+    this.hooks = hooks; // { ready(addresses), fatal(code, message), recycle?(message) }
+    this.disableMods = options.disableMods === true;
+    this.exitCode = 0;
     this.sockets = new Map(); // socket -> { active, idleSince }
     this.draining = false;
     this.configFile = configFile;
@@ -31,8 +35,11 @@ class Worker {
   }
 
   // The per-config parts, built once; a single-threaded reload builds them again.
+  // Mods and serverSideScript.js are loaded here, before the pipeline, so that a mod that
+  // cannot load fails the start (or the reload) with its own message.
   build(config) {
-    this.handle = createPipeline(config, { log, configFile: this.configFile, version });
+    const scripting = this.disableMods ? null : prepareScripting(config, { log });
+    this.handle = createPipeline(config, { log, configFile: this.configFile, version, createScripting: scripting && scripting.createScripting });
     this.logRequest = accessLog.createAccessLog(config);
   }
 
@@ -99,7 +106,18 @@ class Worker {
   exit(reason) {
     if (reason) log.warn(`drain ${reason}`);
     accessLog.flush();
-    process.exit(0);
+    process.exit(this.exitCode);
+  }
+
+  // After an uncaught exception: this process may be in a broken state. Stop accepting, let the
+  // other in-flight requests finish, exit 1; the primary starts a replacement at once.
+  recycle(error) {
+    if (this.draining) return;
+    const reason = error instanceof Error ? error.message : String(error);
+    log.warn('uncaught exception: this worker stops accepting, finishes its in-flight requests and exits');
+    this.exitCode = 1;
+    if (this.hooks.recycle) this.hooks.recycle(reason);
+    this.drain(0, this.config.shutdownTimeout);
   }
 }
 
@@ -111,7 +129,8 @@ function runClusterWorker() {
       worker = startWorker(message.config, message.configFile, {
         ready: (listeners) => process.send({ type: 'ready', listeners }),
         fatal: (code, text) => process.send({ type: 'fatal', code, message: text }, () => process.exit(1)),
-      });
+        recycle: (text) => { if (process.connected) process.send({ type: 'recycle', message: text }); },
+      }, { disableMods: message.disableMods });
     } else if (message.type === 'drain' && worker) {
       worker.drain(message.idleGraceMs, message.timeoutMs);
     }
@@ -124,10 +143,17 @@ function runClusterWorker() {
   process.on('SIGTERM', drainNow);
   process.on('SIGINT', drainNow);
   process.on('SIGHUP', () => {});
+  installCrashHandlers({ log, onCrash: (error) => (worker ? worker.recycle(error) : process.exit(1)) });
 }
 
-function startWorker(config, configFile, hooks) {
-  const worker = new Worker(config, configFile, hooks);
+function startWorker(config, configFile, hooks, options) {
+  let worker;
+  try {
+    worker = new Worker(config, configFile, hooks, options);
+  } catch (error) { // the pipeline refuses a config it cannot serve (bad wwwroot, say)
+    hooks.fatal(error.code || 'ECONFIG', error.message);
+    return null;
+  }
   worker.listen().catch((error) => hooks.fatal(error.code, error.message));
   return worker;
 }

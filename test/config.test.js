@@ -1,6 +1,6 @@
 'use strict';
 
-const { test, describe } = require('node:test');
+const { test, describe, after } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
@@ -12,9 +12,13 @@ const schema = require('../config/svr-config.schema.json');
 
 const REPO = path.join(__dirname, '..');
 
+const tempDirs = [];
+after(() => tempDirs.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
+
 // A fresh directory holding svr-config.json (text or object) and a site/ directory for wwwroot.
 function writeConfig(content) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-config-test-'));
+  tempDirs.push(dir);
   fs.mkdirSync(path.join(dir, 'site'));
   const file = path.join(dir, 'svr-config.json');
   const text = typeof content === 'string' ? content : JSON.stringify(content, null, 2);
@@ -112,11 +116,17 @@ describe('wrong types and values', () => {
 
   test('out of range', () => {
     assert.match(loadWith({ port: 70000 }).errors[0], /: port: expected an integer from 0 to 65535, found 70000$/);
-    assert.match(loadWith({ workers: 0 }).errors[0], /: workers: expected an integer >= 1 or null, found 0$/);
+    assert.match(loadWith({ workers: 0 }).errors[0], /: workers: expected an integer from 1 to 1024 or null, found 0$/);
   });
 
   test('not one of the allowed values', () => {
     assert.match(loadWith({ logFormat: 'xml' }).errors[0], /: logFormat: expected one of "combined", "json", found "xml"$/);
+  });
+
+  test('one message per key even when several rules fail (type and enum)', () => {
+    const { errors } = loadWith({ tlsMinVersion: 5 });
+    assert.equal(errors.length, 1, errors.join('\n'));
+    assert.match(errors[0], /: tlsMinVersion: expected one of "TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3", found 5$/);
   });
 
   test('a boolean given as a string', () => {

@@ -1,0 +1,134 @@
+'use strict';
+// serverSideScript.js with SVR.JS's "legacy" semantics.
+//
+// The file's text is the BODY of a function that runs for every request that reaches it. It is
+// compiled once per worker (at start and on reload), never per request, with vm.compileFunction
+// and its real file name, so stack traces point into the user's file at the right line.
+//
+//   (module scope, once per worker)  require, module, exports, __filename, __dirname,
+//                                     os, http, https, url, fs, path, crypto, stream, readline,
+//                                     filterHeaders, var customvar1..customvar4 (persist
+//                                     across requests in this worker)
+//   (per request, the 22 SVR.JS parameters)
+//     req, res, serverconsole, responseEnd, href, ext, uobject, search, defaultpage, users,
+//     page404, head, foot, fd, elseCallback, configJSON, callServerError, getCustomHeaders,
+//     origHref, redirect, parsePostData, authUser
+//   var disableEndElseCallbackExecute = false;
+//   function checkHostname(hostname), function checkHref(destHref)   (about this request)
+//   <the script>
+//   if (!disableEndElseCallbackExecute) elseCallback();
+//
+// The body is sloppy-mode code (compileFunction does not add "use strict"), so the documented
+// `disableEndElseCallbackExecute = true;` without `var` assigns the function's variable; a
+// top-level `return;` ends the script before the automatic elseCallback().
+
+const fs = require('node:fs');
+const path = require('node:path');
+const vm = require('node:vm');
+const { createRequire } = require('node:module');
+
+const SCRIPT_NAME = 'serverSideScript.js';
+
+const MODULE_PARAMS = [
+  'require', 'module', 'exports', '__filename', '__dirname',
+  'os', 'http', 'https', 'url', 'fs', 'path', 'crypto', 'stream', 'readline',
+  'filterHeaders', '__svrCheckHostname',
+];
+
+const REQUEST_PARAMS = [
+  'req', 'res', 'serverconsole', 'responseEnd', 'href', 'ext', 'uobject', 'search', 'defaultpage',
+  'users', 'page404', 'head', 'foot', 'fd', 'elseCallback', 'configJSON', 'callServerError',
+  'getCustomHeaders', 'origHref', 'redirect', 'parsePostData', 'authUser',
+];
+
+// Two prelude lines, then the script from line 3: lineOffset -2 makes its lines count from 1.
+const PRELUDE = 'var customvar1, customvar2, customvar3, customvar4;\n' +
+  `return function serverSideScript(${REQUEST_PARAMS.join(', ')}) { var disableEndElseCallbackExecute = false; ` +
+  'function checkHostname(hostname) { return __svrCheckHostname(req, hostname); } ' +
+  'function checkHref(destHref) { return href === destHref; }\n';
+const EPILOGUE = '\n;if (!disableEndElseCallbackExecute) elseCallback();\n};';
+
+class ScriptLoadError extends Error {
+  constructor(file, message, cause) {
+    super(`${file}: cannot load the server-side script: ${message}`);
+    this.name = 'ScriptLoadError';
+    this.file = file;
+    if (cause) this.cause = cause;
+  }
+}
+
+// Where the script lives for this config: in wwwroot (default) or next to svr.js.
+function scriptPath(config, installDir) {
+  const dir = config.useWebRootServerSideScript === false ? installDir : config.wwwroot;
+  return path.join(dir, SCRIPT_NAME);
+}
+
+// Reads and compiles the script. Returns null when there is no script; throws ScriptLoadError
+// when it cannot be read or does not compile. The result is a function taking the 22 request
+// parameters in SVR.JS's order.
+function compileServerSideScript(file) {
+  let text;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    if (error.code === 'ENOENT') return null;
+    throw new ScriptLoadError(file, error.code || error.message, error);
+  }
+  text = text.replace(/^\uFEFF/, '').replace(/^#!.*/, '');
+  let factory;
+  try {
+    factory = vm.compileFunction(PRELUDE + text + EPILOGUE, MODULE_PARAMS, { filename: file, lineOffset: -2 });
+  } catch (error) {
+    throw new ScriptLoadError(file, describeSyntaxError(error), error);
+  }
+  const scriptRequire = createRequire(file);
+  const module = { exports: {}, filename: file, id: file, require: scriptRequire };
+  try {
+    return factory(
+      scriptRequire, module, module.exports, file, path.dirname(file),
+      require('node:os'), require('node:http'), require('node:https'), require('node:url'),
+      fs, path, require('node:crypto'), require('node:stream'), require('node:readline'),
+      filterHeaders, checkHostname,
+    );
+  } catch (error) {
+    throw new ScriptLoadError(file, `${error.name}: ${error.message}`, error);
+  }
+}
+
+// "Unexpected token '}'" plus where: V8 puts "file:line" on the first line of the stack.
+function describeSyntaxError(error) {
+  const where = typeof error.stack === 'string' ? error.stack.split('\n')[0] : '';
+  const at = /:\d+$/.test(where) ? ` (at ${where})` : '';
+  return `${error.name}: ${error.message}${at}`;
+}
+
+// ---- SVR.JS's utility functions, in scope for the script ----
+
+// A copy of a header object without null/undefined values (objects deep-copied).
+function filterHeaders(headers) {
+  const result = {};
+  for (const [name, value] of Object.entries(headers || {})) {
+    if (value === null || value === undefined) continue;
+    result[name] = typeof value === 'object' ? JSON.parse(JSON.stringify(value)) : value;
+  }
+  return result;
+}
+
+// Is this request for `hostname`? "*" matches any host, "*.example.com" a subdomain or the
+// domain itself. Compared with the Host header (port removed), ignoring case.
+function checkHostname(req, hostname) {
+  if (hostname === undefined || hostname === null || hostname === '*') return true;
+  let host = String((req && req.headers && req.headers.host) || '').toLowerCase();
+  host = host.replace(/:\d+$/, '').replace(/\.$/, '');
+  const wanted = String(hostname).toLowerCase();
+  if (wanted.startsWith('*.')) {
+    const domain = wanted.slice(2);
+    return host === domain || host.endsWith(`.${domain}`);
+  }
+  return host === wanted;
+}
+
+module.exports = {
+  compileServerSideScript, scriptPath, ScriptLoadError, SCRIPT_NAME,
+  filterHeaders, checkHostname, REQUEST_PARAMS,
+};

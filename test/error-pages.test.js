@@ -1,0 +1,207 @@
+'use strict';
+// Stage 3 and 6: Server header, customHeaders, error pages and their toggles.
+
+const { describe, it, before, after } = require('node:test');
+const assert = require('node:assert/strict');
+const http = require('node:http');
+const fs = require('node:fs');
+const path = require('node:path');
+const { startServer, request, makeTempDir } = require('./helpers');
+const { createPipeline } = require('../lib/pipeline');
+const { version } = require('../package.json');
+
+const VERSIONED = `svr/${version} (Linux; Node.js/${process.version})`;
+
+describe('exposeServerVersion: false (default)', () => {
+  let srv;
+  before(async () => { srv = await startServer({ files: { 'a.txt': 'A' } }); });
+  after(() => srv.stop());
+
+  it('sends Server: svr on files and errors', async () => {
+    assert.equal((await request(`${srv.url}/a.txt`)).headers.server, 'svr');
+    const res = await request(`${srv.url}/missing`);
+    assert.equal(res.headers.server, 'svr');
+    assert.match(res.text, /<footer>svr<\/footer>/);
+    assert.ok(!res.text.includes(process.version));
+  });
+
+  it('sends Server even on a 400 from the sanitizer', async () => {
+    assert.equal((await request(`${srv.url}/%zz`)).headers.server, 'svr');
+  });
+
+  it('renders a tidy built-in 404 page', async () => {
+    const res = await request(`${srv.url}/missing`);
+    assert.equal(res.status, 404);
+    assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
+    assert.match(res.text, /^<!DOCTYPE html>/);
+    assert.match(res.text, /<title>404 Not Found<\/title>/);
+  });
+
+  it('a HEAD error has headers and no body', async () => {
+    const res = await request(`${srv.url}/missing`, { method: 'HEAD' });
+    assert.equal(res.status, 404);
+    assert.ok(Number(res.headers['content-length']) > 0);
+    assert.equal(res.body.length, 0);
+  });
+
+  it('answers JSON errors to clients that ask for JSON', async () => {
+    const res = await request(`${srv.url}/missing`, { headers: { Accept: 'application/json' } });
+    assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
+    assert.deepEqual(JSON.parse(res.text).error.status, 404);
+    const browser = await request(`${srv.url}/missing`, { headers: { Accept: 'text/html,application/json;q=0.9' } });
+    assert.equal(browser.headers['content-type'], 'text/html; charset=utf-8');
+  });
+});
+
+describe('exposeServerVersion: true', () => {
+  let srv;
+  before(async () => { srv = await startServer({ config: { exposeServerVersion: true }, files: { 'a.txt': 'A' } }); });
+  after(() => srv.stop());
+
+  it('names product, version, OS and Node in Server and in the footer', async () => {
+    assert.equal((await request(`${srv.url}/a.txt`)).headers.server, VERSIONED);
+    const res = await request(`${srv.url}/missing`);
+    assert.ok(res.text.includes(`<footer>${VERSIONED}</footer>`));
+  });
+});
+
+describe('customHeaders', () => {
+  let srv;
+  before(async () => {
+    srv = await startServer({
+      config: { customHeaders: { 'X-Frame-Options': 'DENY', 'X-Seen-Path': 'path={path}' } },
+      files: { 'sub/a.txt': 'A' },
+    });
+  });
+  after(() => srv.stop());
+
+  it('adds the headers to files and errors, with {path} filled in', async () => {
+    const res = await request(`${srv.url}/sub/a.txt?q=1`);
+    assert.equal(res.headers['x-frame-options'], 'DENY');
+    assert.equal(res.headers['x-seen-path'], 'path=/sub/a.txt?q=1');
+    const err = await request(`${srv.url}/nope`);
+    assert.equal(err.headers['x-frame-options'], 'DENY');
+    assert.equal(err.headers['x-seen-path'], 'path=/nope');
+  });
+});
+
+describe('custom error pages', () => {
+  let srv;
+  let defaultPage;
+  before(async () => {
+    srv = await startServer({
+      config: {
+        errorPages: [{ scode: 403, path: 'errors/forbidden.html' }, { scode: 404, path: 'errors/missing.html' }],
+        page404: 'errors/not-this.html',
+      },
+      files: {
+        'errors/forbidden.html': '<h1>Custom {errorMessage}</h1><p>{path}</p>',
+        'errors/missing.html': '<h1>gone: {errorDesc}</h1>',
+        'errors/not-this.html': 'page404 loses to errorPages',
+        'dir/x.txt': 'x',
+      },
+    });
+    defaultPage = await startServer({ files: { '404.html': '<p>site 404 for {path}</p>' } });
+  });
+  after(async () => { await srv.stop(); await defaultPage.stop(); });
+
+  it('serves the errorPages entry for its status, placeholders filled and escaped', async () => {
+    const res = await request(`${srv.url}/dir/?a=1&b="2"`);
+    assert.equal(res.status, 403);
+    assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
+    assert.equal(res.text, '<h1>Custom 403 Forbidden</h1><p>/dir/?a=1&amp;b=%222%22</p>');
+  });
+
+  it('errorPages wins over page404', async () => {
+    const res = await request(`${srv.url}/nope`);
+    assert.equal(res.status, 404);
+    assert.equal(res.text, '<h1>gone: The requested resource was not found on this server.</h1>');
+  });
+
+  it('uses page404 (default 404.html) when no errorPages entry applies', async () => {
+    const res = await request(`${defaultPage.url}/nope`);
+    assert.equal(res.status, 404);
+    assert.equal(res.text, '<p>site 404 for /nope</p>');
+  });
+
+  it('keeps the built-in page for other statuses', async () => {
+    const res = await request(`${srv.url}/x`, { method: 'POST' });
+    assert.equal(res.status, 405);
+    assert.match(res.text, /405 Method Not Allowed/);
+  });
+});
+
+// Errors raised by server-side code (issue 4) go through the same renderer: exercised here through
+// the pipeline's stage-4 seam (context.scripting) on a real socket.
+function pipelineServer(config, scripting) {
+  const root = makeTempDir();
+  fs.writeFileSync(path.join(root, 'a.txt'), 'A');
+  const handler = createPipeline({ wwwroot: root, ...config }, { log: { info() {}, warn() {}, error() {} }, scripting });
+  const server = http.createServer(handler);
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({
+    url: `http://127.0.0.1:${server.address().port}`,
+    handler,
+    close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); fs.rmSync(root, { recursive: true, force: true }); }),
+  })));
+}
+
+const scripting = (req, res, next) => {
+  if (req.url === '/mod-error') {
+    return res.svrSendError(500, { extName: 'TestMod/1.0', error: new Error('mod failed at secret-spot') });
+  }
+  if (req.url === '/throws') throw new Error('thrown by script');
+  return next();
+};
+
+describe('server-side errors: toggles', () => {
+  const servers = {};
+  before(async () => {
+    for (const [name, config] of Object.entries({
+      defaults: {},
+      open: { stackHidden: false, exposeModsInErrorPages: true, serverAdministratorEmail: 'admin@example.com' },
+    })) {
+      const s = await pipelineServer(config, (req, res, next) => {
+        res.svrSendError = (status, opts) => s.handler.sendError(req, res, status, opts);
+        return scripting(req, res, next);
+      });
+      servers[name] = s;
+    }
+  });
+  after(async () => { for (const s of Object.values(servers)) await s.close(); });
+
+  it('hides the stack and the mod by default, shows the default contact', async () => {
+    const res = await request(`${servers.defaults.url}/mod-error`);
+    assert.equal(res.status, 500);
+    assert.ok(!res.text.includes('secret-spot'));
+    assert.ok(!res.text.includes('TestMod'));
+    assert.ok(res.text.includes('[no contact information]'));
+  });
+
+  it('shows the stack with stackHidden: false and the mod with exposeModsInErrorPages: true', async () => {
+    const res = await request(`${servers.open.url}/mod-error`);
+    assert.ok(res.text.includes('mod failed at secret-spot'));
+    assert.ok(res.text.includes('<footer>svr TestMod/1.0</footer>'));
+    assert.ok(res.text.includes('admin[at]example[dot]com'));
+  });
+
+  it('shows no contact address on 4xx pages', async () => {
+    const res = await request(`${servers.open.url}/missing`);
+    assert.equal(res.status, 404);
+    assert.ok(!res.text.includes('admin[at]'));
+  });
+
+  it('turns a throwing script into a 500, and the next request is served', async () => {
+    const res = await request(`${servers.defaults.url}/throws`);
+    assert.equal(res.status, 500);
+    assert.ok(!res.text.includes('thrown by script'));
+    assert.equal((await request(`${servers.defaults.url}/a.txt`)).text, 'A');
+  });
+
+  it('JSON errors carry the stack only when stackHidden is false', async () => {
+    const hidden = JSON.parse((await request(`${servers.defaults.url}/mod-error`, { headers: { Accept: 'application/json' } })).text);
+    assert.equal(hidden.error.stack, undefined);
+    const open = JSON.parse((await request(`${servers.open.url}/mod-error`, { headers: { Accept: 'application/json' } })).text);
+    assert.match(open.error.stack, /secret-spot/);
+    assert.equal(open.error.mod, 'TestMod/1.0');
+  });
+});
