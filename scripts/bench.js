@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 'use strict';
 // `npm run bench`: svr beside nginx, serve, http-server and a bare cluster server, over the same
-// generated files, one server after the other, wrk against each. Prints one results table, the
-// ratios and svr's worker memory; writes the same as JSON. See docs-bench.md.
+// generated files, wrk against one server at a time, in rounds. Prints one results table, the
+// ratios and the servers' startup time and worker memory; writes the same as JSON. See docs-bench.md.
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
@@ -53,7 +53,7 @@ function formatRun(run) {
 // Fetches once to check the answer and to learn the headers wrk must send (e.g. the ETag).
 async function prepareCell({ instance, scenario, context }) {
   const cell = { scenario: scenario.name, server: instance.server.name, runs: [] };
-  if (instance.record.failure) return { ...cell, failure: instance.record.failure };
+  if (!instance.proc) return { ...cell, failure: instance.record.failure };
   const reason = instance.server.unsupported && instance.server.unsupported[scenario.name];
   if (reason) return { ...cell, skipped: `n/a: ${reason}` };
   const url = instance.baseUrl + scenario.path;
@@ -73,14 +73,20 @@ function rotated(items, offset) {
   return items.map((_, i) => items[(i + offset) % items.length]);
 }
 
+function hasExited(instance) {
+  return Boolean(instance.proc) && (instance.proc.exitCode !== null || instance.proc.signalCode !== null);
+}
+
 async function measureScenario({ scenario, instances, context }) {
   const { options } = context;
   const cells = [];
   for (const instance of instances) cells.push(await prepareCell({ instance, scenario, context }));
   const measurable = cells.filter((cell) => cell.request);
+  const instanceOf = new Map(measurable.map((cell) => [cell, instances.find((instance) => instance.server.name === cell.server)]));
   if (options.warmup > 0) for (const cell of measurable) await runWrk({ ...cell.request, seconds: options.warmup });
   for (let round = 0; round < options.runs; round++) {
     for (const cell of rotated(measurable, round)) {
+      if (hasExited(instanceOf.get(cell))) continue; // a crash is reported once, below
       const run = await runWrk({ ...cell.request, seconds: options.duration });
       run.loadAverage = Number(os.loadavg()[0].toFixed(2)); // how busy the shared machine was
       log(`  ${scenario.name} ${cell.server} run ${round + 1}/${options.runs}: ${formatRun(run)}`);
@@ -90,33 +96,64 @@ async function measureScenario({ scenario, instances, context }) {
   for (const cell of measurable) {
     delete cell.request;
     cell.median = summariseRuns(cell.runs);
-    if (!cell.median) cell.failure = cell.runs[0].failure;
+    if (!cell.median) cell.failure = cell.runs.length ? cell.runs[0].failure : 'no run';
+    if (hasExited(instanceOf.get(cell))) await reportCrashAndRestart(instanceOf.get(cell), cell, context);
   }
   return cells;
 }
 
-async function startInstance({ server, site, readyPath, context }) {
+// A server that died under load (serve's file-descriptor leak on 304s does that) is reported on
+// the scenario that killed it and started again for the scenarios after it.
+async function reportCrashAndRestart(instance, cell, context) {
+  const { code, signal } = await instance.proc.exitedPromise;
+  const lastLines = readTail(instance.logFile);
+  cell.crashed = `server exited (${signal || code}) during this scenario: ${lastLines}`;
+  instance.record.crashes = (instance.record.crashes || []).concat({ scenario: cell.scenario, exit: signal || code, log: lastLines });
+  log(`[${instance.server.name} ${instance.site}] exited during ${cell.scenario}: ${lastLines}; restarting`);
+  await launch(instance, context);
+}
+
+function readTail(file) {
+  try {
+    const lines = fs.readFileSync(file, 'utf8').trim().split('\n');
+    const errorLine = lines.find((line) => /^\w*Error\b|^Error:|E[A-Z]+:/.test(line.trim()));
+    return (errorLine || lines[lines.length - 1] || '').trim().slice(0, 200);
+  } catch {
+    return '';
+  }
+}
+
+// Starts (or restarts) an instance's process on a free port; the first start's timing is kept.
+async function launch(instance, context) {
+  const { server, site, record, readyPath } = instance;
   const { tools, fixtures, options, workers } = context;
-  const record = { server: server.name, site };
   const workDir = fs.mkdtempSync(path.join(fixtures.root, `${server.name}-${site}-`));
   const port = await freePort();
-  const baseUrl = `http://${HOST}:${port}`;
+  instance.baseUrl = `http://${HOST}:${port}`;
+  instance.logFile = path.join(workDir, 'output.log');
+  instance.proc = null;
   const spec = server.command({ tools, wwwroot: fixtures.sites[site], port, workDir, options, workers });
   log(`[${server.name} ${site}] starting on port ${port}`);
   try {
-    const started = await startProcess({ ...spec, logFile: path.join(workDir, 'output.log'), readyUrl: baseUrl + readyPath });
+    const started = await startProcess({ ...spec, logFile: instance.logFile, readyUrl: instance.baseUrl + readyPath });
+    Object.assign(instance, { proc: started.proc, pid: started.pid });
+    if (record.startupMs !== undefined) return;
     record.startupMs = started.startupMs;
     record.firstAnswerMs = started.firstAnswerMs;
     if (started.startupMs === null) {
       record.note = `${readyPath} answered ${started.lastStatus}, never 200`;
       log(`[${server.name} ${site}] up, but ${record.note}`);
     }
-    return { server, record, baseUrl, proc: started.proc, pid: started.pid };
   } catch (err) {
     log(`[${server.name} ${site}] did not start: ${err.message}`);
     record.failure = `did not start: ${err.message}`;
-    return { server, record, baseUrl };
   }
+}
+
+async function startInstance({ server, site, readyPath, context }) {
+  const instance = { server, site, readyPath, record: { server: server.name, site } };
+  await launch(instance, context);
+  return instance;
 }
 
 function unavailableCells(server, reason, siteScenarios) {
@@ -137,14 +174,14 @@ async function benchSite(site, context) {
     if (unavailable) cells.push(...unavailableCells(server, unavailable, siteScenarios));
     else instances.push(await startInstance({ server, site, readyPath: siteScenarios[0].path, context }));
   }
-  const running = instances.filter((instance) => instance.proc);
+  const running = () => instances.filter((instance) => instance.proc && !hasExited(instance));
   try {
     await delay(IDLE_SETTLE_MS);
-    for (const instance of running) instance.record.rssIdle = workerRss(instance.pid);
+    for (const instance of running()) instance.record.rssIdle = workerRss(instance.pid);
     for (const scenario of siteScenarios) cells.push(...(await measureScenario({ scenario, instances, context })));
-    for (const instance of running) instance.record.rssAfterLoad = workerRss(instance.pid);
+    for (const instance of running()) instance.record.rssAfterLoad = workerRss(instance.pid);
   } finally {
-    for (const instance of running) await stopProcess(instance.proc);
+    for (const instance of instances) if (instance.proc) await stopProcess(instance.proc);
   }
   return { instances: instances.map((instance) => instance.record), cells };
 }
@@ -166,7 +203,6 @@ function writeJson(results, options) {
 async function main() {
   const options = parseOptions(process.argv.slice(2));
   if (options.help) return void console.log(options.usage);
-  const scenarioCatalogue = (fixtures) => pickByName(scenarios(fixtures), options.only, 'scenario');
   const serverList = pickByName(SERVERS, options.servers, 'server');
   const tools = ensureTools(options, log);
   if (!tools.wrk) throw new Error('wrk is needed: apt-get install wrk (or run as root so the benchmark installs it)');
@@ -175,7 +211,8 @@ async function main() {
     killAllStarted();
     if (!options.keep) removeFixtures(fixtures);
   });
-  const context = { tools, fixtures, options, workers: options.workers || availableCores(), scenarioList: scenarioCatalogue(fixtures), serverList };
+  const scenarioList = pickByName(scenarios(fixtures), options.only, 'scenario');
+  const context = { tools, fixtures, options, workers: options.workers || availableCores(), scenarioList, serverList };
   const meta = { date: new Date().toISOString(), machine: machineInfo(), versions: tools.versions, options, workers: context.workers };
   log(`svr bench: ${context.scenarioList.length} scenarios x ${serverList.length} servers, ${options.runs} x ${options.duration}s runs, files in ${fixtures.root}`);
   const instances = [];
@@ -193,10 +230,10 @@ async function main() {
   if (options.keep) log(`temp dir kept: ${fixtures.root}`);
 }
 
-for (const signal of ['SIGINT', 'SIGTERM']) {
+for (const [signal, exitCode] of [['SIGINT', 130], ['SIGTERM', 143]]) {
   process.on(signal, () => {
     log(`bench: ${signal}, stopping servers`);
-    process.exit(130);
+    process.exit(exitCode); // the 'exit' handler kills every server started
   });
 }
 

@@ -27,15 +27,20 @@ function html1k() {
   return Buffer.concat([body, Buffer.from(tail)]);
 }
 
-// Deterministic pseudo-random source code: repeated shapes with varying names and numbers.
+// Deterministic pseudo-random source code, varied enough to compress about like real code (~3.5:1).
+const WORDS = ['user', 'item', 'count', 'value', 'index', 'result', 'buffer', 'node', 'request', 'total', 'cache', 'state'];
+
 function javascript(size) {
   let seed = 42;
-  const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648);
+  const next = (limit) => (seed = (seed * 1103515245 + 12345) % 2147483648) % limit;
+  const word = () => WORDS[next(WORDS.length)];
+  const token = () => next(2 ** 30).toString(36);
   let source = "'use strict';\n";
   while (source.length < size) {
-    const id = next() % 100000;
-    source += `function compute${id}(input, factor) {\n  const scaled = input * ${next() % 997} + factor;\n`;
-    source += `  return scaled > ${next() % 5000} ? 'item-${id}' : scaled.toString(${2 + (next() % 30)});\n}\n`;
+    const name = `${word()}${token()}`;
+    const [a, b] = [word(), word() + next(10)];
+    source += `function ${name}(${a}, ${b}) {\n  const ${word()}_${token()} = ${a} * ${next(99991)} + ${b};\n`;
+    source += `  return ${a} > ${next(50000)} ? '${token()}${token()}' : ${b}.toString(${2 + next(30)});\n}\n`;
   }
   return Buffer.from(source).subarray(0, size);
 }

@@ -64,6 +64,7 @@ function cellNote(cell) {
   const notes = [];
   if (cell.check !== 'ok') notes.push(cell.check);
   if (cell.encoding) notes.push(cell.encoding);
+  if (cell.crashed) notes.push(cell.crashed);
   return notes.join('; ');
 }
 
@@ -106,7 +107,7 @@ function startupCell(instance) {
 
 function processTable(instances) {
   const rows = instances.map((instance) => [
-    instance.server,
+    instance.crashes ? `${instance.server} (crashed ${instance.crashes.length}×)` : instance.server,
     instance.site,
     startupCell(instance),
     rssSummary(instance.rssIdle),
