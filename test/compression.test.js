@@ -261,3 +261,50 @@ describe('negotiate and isCompressibleType (unit)', () => {
     }
   });
 });
+
+describe('streamed compression and file descriptors', { skip: process.platform !== 'linux' && 'needs /proc' }, () => {
+  const http = require('node:http');
+  const crypto = require('node:crypto');
+  const { readyWorkerPids } = require('./helpers');
+  const fdCount = (pid) => fs.readdirSync(`/proc/${pid}/fd`).length;
+  // Polls (no fixed sleep) until the count has not changed for 200 ms, or until check passes.
+  async function settledFdCount(pid, check = () => false) {
+    let last = fdCount(pid);
+    let since = Date.now();
+    const deadline = Date.now() + 10000;
+    while (Date.now() - since < 200 && Date.now() < deadline && !check(last)) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      const n = fdCount(pid);
+      if (n !== last) { last = n; since = Date.now(); }
+    }
+    return last;
+  }
+  function abortedDownload(url, headers) {
+    return new Promise((resolve, reject) => {
+      const req = http.get(url, { agent: false, headers }, (res) => {
+        res.once('data', () => { req.destroy(); resolve(res.headers['content-encoding']); });
+      });
+      req.on('error', (err) => { if (err.code !== 'ECONNRESET') reject(err); });
+    });
+  }
+
+  test('30 aborted downloads of a large text file being compressed leave no descriptor open', async () => {
+    const text = crypto.randomBytes(6 * 1024 * 1024).toString('base64'); // 8 MiB: streamed, not kept
+    const srv = await startServer({ config: { workers: 1 }, files: { 'big.txt': text } });
+    try {
+      await srv.waitForLog(/worker \d+ ready/);
+      const [pid] = readyWorkerPids(srv);
+      const full = await request(`${srv.url}/big.txt`, { headers: { 'accept-encoding': 'gzip' } });
+      assert.equal(decode(full), text);
+      const before = await settledFdCount(pid);
+      for (let i = 0; i < 30; i++) {
+        const coding = await abortedDownload(`${srv.url}/big.txt`, { 'accept-encoding': i % 2 ? 'br' : 'gzip' });
+        assert.equal(coding, i % 2 ? 'br' : 'gzip');
+      }
+      const after = await settledFdCount(pid, (n) => n <= before);
+      assert.ok(after <= before, `worker had ${before} descriptors before and ${after} after`);
+    } finally {
+      await srv.stop();
+    }
+  });
+});
