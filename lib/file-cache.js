@@ -4,6 +4,7 @@
 //   new FileCache({ maxBytes, maxFileSize, settleMs, now })
 //   cache.entry(real, stats) -> the entry for exactly this version of the file (a fresh one if the
 //                               file changed since it was last seen)
+//   cache.kept(entry)        -> Buffer|undefined: the content, if it can be used without a read
 //   cache.content(entry)     -> Promise<Buffer|null>: the whole file, read once and kept; null when the
 //                               file changed while it was read (the caller falls back to streaming)
 //   cache.get(entry, key) / cache.put(entry, key, value, bytes): other per-version data (compressed
@@ -17,8 +18,8 @@
 //
 // Timestamps have a granularity (a kernel tick on Linux, 1 or 2 s on some file systems), so two
 // writes close together can leave identical stats. Content read less than `settleMs` after the file
-// last changed is therefore served but not kept ("racily clean", as git calls it); a later request
-// reads it again and keeps it once the file has settled.
+// last changed is therefore not trusted ("racily clean", as git calls it): the next request reads it
+// again (and gets the same Buffer if the bytes are the same); a read after the file settled is kept.
 //
 // Memory: one LRU (Map insertion order) bounded by bytes: content, compressed variants and a fixed
 // charge per entry. A file larger than maxFileSize is never read into memory.
@@ -58,7 +59,7 @@ class FileCache {
       }
       this.remove(e);
     }
-    e = { real, stats, bytes: ENTRY_OVERHEAD + 2 * real.length, data: new Map(), reading: null, live: true };
+    e = { real, stats, bytes: ENTRY_OVERHEAD + 2 * real.length, data: new Map(), reading: null, live: true, trusted: false };
     if (this.maxBytes > 0) {
       this.map.set(real, e);
       this.lastTouched = real;
@@ -114,10 +115,20 @@ class FileCache {
     }
   }
 
-  // The file's content for this entry's version. Concurrent callers share one read.
-  content(e) {
+  // The content of this version of the file when it can be used without reading the file again:
+  // read after the file had settled. (An unsettled copy is kept too, but only to be compared with.)
+  kept(e) {
+    if (!e.trusted) return undefined;
     const kept = e.data.get('content');
-    if (kept !== undefined) return Promise.resolve(kept.value);
+    return kept === undefined ? undefined : kept.value;
+  }
+
+  // The file's content for this entry's version. Concurrent callers share one read. A file that has
+  // not settled is read on every call; when it reads the same as last time the same Buffer is
+  // returned, so that what was derived from it (a compressed form) can be reused.
+  content(e) {
+    const kept = this.kept(e);
+    if (kept !== undefined) return Promise.resolve(kept);
     if (e.reading) return e.reading;
     const startedAt = this.now();
     e.reading = this.readFile(e.real).then((read) => {
@@ -126,8 +137,11 @@ class FileCache {
         this.remove(e); // it changed while we read: the caller streams what it opens instead
         return null;
       }
-      if (this.settled(e.stats, startedAt)) this.put(e, 'content', read.data, read.data.length);
-      return read.data;
+      const previous = e.data.get('content');
+      const data = previous !== undefined && previous.value.equals(read.data) ? previous.value : read.data;
+      this.put(e, 'content', data, data.length);
+      e.trusted = this.settled(e.stats, startedAt);
+      return data;
     }, (err) => {
       e.reading = null;
       this.remove(e);

@@ -143,10 +143,10 @@ function createHotPath(config, { sendError, fileHeaders, isHiddenReal }) {
   function sendIdentity(req, res, e, d) {
     const rep = { etag: d.etag, mtime: d.mtime, headers: d.identity, notModified: d.notModified };
     if (answeredWithoutBody(req, res, rep)) return true;
-    const kept = e.data.get('content');
+    const kept = cache.kept(e);
     if (kept !== undefined) {
       res.writeHead(200, d.identity);
-      res.end(kept.value);
+      res.end(kept);
       return true;
     }
     return cache.content(e).then((data) => {
@@ -165,8 +165,8 @@ function createHotPath(config, { sendError, fileHeaders, isHiddenReal }) {
       if (answeredWithoutBody(req, res, rep)) return true;
       return streamFile(res, e.real, e.stats, rep.headers, compression.createStream(coding, e.stats.size));
     }
-    const kept = e.data.get(coding);
-    if (kept !== undefined) return sendVariant(req, res, e, d, kept.value);
+    const kept = keptVariant(e, coding);
+    if (kept !== undefined) return sendVariant(req, res, e, d, kept);
     return variant(e, d, coding).then((rep) => sendVariant(req, res, e, d, rep));
   }
 
@@ -179,19 +179,27 @@ function createHotPath(config, { sendError, fileHeaders, isHiddenReal }) {
     return true;
   }
 
-  // The compressed form of a file small enough to keep: computed once per version and coding,
-  // shared by concurrent requests, kept only when the content itself was kept (settled file).
-  function variant(e, d, coding) {
+  // The compressed form of a file small enough to keep: computed once per content (a compressed
+  // form remembers the Buffer it came from), shared by concurrent requests.
+  function keptVariant(e, coding) {
+    const content = cache.kept(e);
+    if (content === undefined) return undefined;
     const kept = e.data.get(coding);
-    if (kept !== undefined) return Promise.resolve(kept.value);
+    return kept !== undefined && kept.value.source === content ? kept.value : undefined;
+  }
+
+  function variant(e, d, coding) {
     const pending = e.pending && e.pending[coding];
     if (pending) return pending;
     const work = cache.content(e).then(async (data) => {
       if (data === null) return null;
+      const kept = e.data.get(coding);
+      if (kept !== undefined && kept.value.source === data) return kept.value; // same bytes as last read
       const out = await compression.compress(data, coding);
       const rep = out.length < data.length ? encodedRep(d, coding, coding, out.length) : { none: true };
       if (!rep.none) rep.data = out;
-      if (e.data.has('content')) cache.put(e, coding, rep, rep.none ? 0 : out.length);
+      rep.source = data;
+      cache.put(e, coding, rep, rep.none ? 0 : out.length);
       return rep;
     });
     if (!e.pending) e.pending = {};

@@ -153,9 +153,16 @@ describe('FileCache (unit)', () => {
     fs.writeFileSync(file, A);
     const cache = countingCache({ settleMs: 60 * 1000 });
     const stats = fs.statSync(file);
-    assert.equal((await cache.content(cache.entry(file, stats))).toString(), A);
-    assert.equal((await cache.content(cache.entry(file, stats))).toString(), A);
+    const first = await cache.content(cache.entry(file, stats));
+    assert.equal(first.toString(), A);
+    assert.equal(cache.kept(cache.entry(file, stats)), undefined);
+    const second = await cache.content(cache.entry(file, stats));
     assert.equal(cache.reads, 2);
+    assert.equal(second, first, 'the same bytes read again give the same Buffer (what was derived from it stays usable)');
+    fs.writeFileSync(file, B); // possibly within the same timestamp tick: same stats, other bytes
+    const third = await cache.content(cache.entry(file, fs.statSync(file)));
+    assert.equal(third.toString(), B);
+    assert.notEqual(third, first);
   });
 
   test('settled content is kept until the stats change', async () => {
@@ -196,5 +203,56 @@ describe('FileCache (unit)', () => {
     assert.equal(cache.fits(100), true);
     assert.equal(cache.fits(101), false);
     assert.equal(new FileCache({ maxBytes: 50, maxFileSize: 100 }).fits(51), false);
+  });
+});
+
+describe('hot path with a file that has not settled (unit)', () => {
+  const { createHotPath } = require('../lib/hot-path');
+  const { contentType } = require('../lib/static');
+  let dir;
+  before(() => { dir = makeTempDir('svr-hot-path-'); });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  function fakeRes() {
+    const headers = {};
+    return {
+      headersSent: false, status: 0, body: null,
+      getHeader: (n) => headers[n.toLowerCase()],
+      setHeader: (n, v) => { headers[n.toLowerCase()] = v; },
+      writeHead(status, h) { this.status = status; Object.assign(this.headers, h); this.headersSent = true; },
+      end(body) { this.body = body; },
+      headers,
+    };
+  }
+
+  test('is read on every request, but compressed again only when its bytes change', async () => {
+    const file = path.join(dir, 'fresh.js');
+    fs.writeFileSync(file, 'let a = 1;\n'.repeat(300));
+    const hot = createHotPath({ enableCompression: true, dontCompress: [] }, {
+      sendError: () => assert.fail('no error expected'),
+      fileHeaders: (real, stats) => ({ 'Content-Type': contentType(real), 'Last-Modified': stats.mtime.toUTCString(), ETag: `"${stats.size}-${stats.mtimeMs}"` }),
+      isHiddenReal: () => false,
+    });
+    let compressions = 0;
+    const compress = hot.compression.compress;
+    hot.compression.compress = (...args) => { compressions++; return compress(...args); };
+    const first = fs.statSync(file);
+    // Two writes within one timestamp tick leave the same stats: simulate that deterministically by
+    // reporting the first stats for every later read of the file.
+    const readFile = hot.cache.readFile;
+    hot.cache.readFile = async (p) => ({ data: (await readFile(p)).data, stats: first });
+    const get = async () => {
+      const res = fakeRes();
+      const req = { method: 'GET', headers: { 'accept-encoding': 'br' } };
+      assert.equal(await hot.serve(req, res, file, 'fresh.js', first), true);
+      assert.equal(res.status, 200);
+      return zlib.brotliDecompressSync(res.body).toString();
+    };
+    assert.equal(await get(), 'let a = 1;\n'.repeat(300));
+    assert.equal(await get(), 'let a = 1;\n'.repeat(300));
+    assert.equal(compressions, 1);
+    fs.writeFileSync(file, 'let b = 2;\n'.repeat(300)); // same size (and, simulated, the same stats)
+    assert.equal(await get(), 'let b = 2;\n'.repeat(300));
+    assert.equal(compressions, 2);
   });
 });
