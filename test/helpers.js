@@ -2,7 +2,7 @@
 // Test helpers: start svr.js as a real process on a free port with a temporary config and
 // web root, wait on its log lines (never on fixed sleeps), and make plain HTTP requests.
 
-const { spawn } = require('node:child_process');
+const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const http = require('node:http');
 const net = require('node:net');
@@ -126,8 +126,14 @@ async function startServer({ config = {}, files = {}, args = [], env, spawnOptio
   const failed = child.exited.then(({ code }) => {
     throw new Error(`svr exited with code ${code} before listening:\n${child.err.lines.join('\n')}`);
   });
-  await Promise.race([started, failed]);
   failed.catch(() => {});
+  try {
+    await Promise.race([started, failed]);
+  } catch (error) {
+    child.proc.kill('SIGKILL');
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
   return server;
 }
 
@@ -154,6 +160,29 @@ function readyWorkerPids(server) {
   return server.stderr().map((line) => /worker (\d+) ready/.exec(line)).filter(Boolean).map((m) => Number(m[1]));
 }
 
+// A test that needs a Debian package: find the command, or install the package when we may
+// (root with apt-get, as in CI). Returns { path } or { skip: 'one-line reason' }.
+function ensureDebianPackage(command, pkg = command) {
+  const found = commandPath(command);
+  if (found) return { path: found };
+  if (process.getuid() !== 0) return { skip: `${command} is not installed and installing ${pkg} needs root` };
+  if (!commandPath('apt-get')) return { skip: `${command} is not installed and there is no apt-get to install ${pkg}` };
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const install = () => spawnSync('apt-get', ['install', '-y', '--no-install-recommends', pkg], { encoding: 'utf8', env, timeout: 600000 });
+  let result = install();
+  if (result.status !== 0) { // a fresh machine's package lists may be missing or stale
+    spawnSync('apt-get', ['update'], { env, timeout: 300000 });
+    result = install();
+  }
+  const installed = commandPath(command);
+  if (!installed) return { skip: `apt-get install ${pkg} failed: ${(result.stderr || '').trim().split('\n').pop()}` };
+  return { path: installed };
+}
+
+function commandPath(command) {
+  return spawnSync('sh', ['-c', `command -v ${command}`], { encoding: 'utf8' }).stdout.trim();
+}
+
 function isAlive(pid) {
   try {
     process.kill(pid, 0);
@@ -163,4 +192,4 @@ function isAlive(pid) {
   }
 }
 
-module.exports = { SVR, getFreePort, makeTempDir, writeFiles, spawnSvr, runSvr, startServer, request, readyWorkerPids, isAlive };
+module.exports = { SVR, ensureDebianPackage, getFreePort, makeTempDir, writeFiles, spawnSvr, runSvr, startServer, request, readyWorkerPids, isAlive };

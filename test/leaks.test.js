@@ -145,12 +145,14 @@ describe('an unreadable file', () => {
     fs.chmodSync(dir, 0o755);
     const root = path.join(dir, 'web');
     fs.mkdirSync(root, { mode: 0o755 });
-    writeFiles(root, { 'ok.txt': 'readable', 'locked.txt': 'nobody may read this' });
+    writeFiles(root, { 'ok.txt': 'readable', 'locked.txt': 'nobody may read this', 'locked-dir/x.txt': 'hidden' });
     fs.chmodSync(path.join(root, 'ok.txt'), 0o644);
     fs.chmodSync(path.join(root, 'locked.txt'), 0o000);
+    fs.chmodSync(path.join(root, 'locked-dir', 'x.txt'), 0o644);
+    fs.chmodSync(path.join(root, 'locked-dir'), 0o000);
     const port = await getFreePort();
     const configFile = path.join(dir, 'svr-config.json');
-    fs.writeFileSync(configFile, JSON.stringify({ port, wwwroot: 'web', workers: 1 }), { mode: 0o644 });
+    fs.writeFileSync(configFile, JSON.stringify({ port, wwwroot: 'web', workers: 1, enableDirectoryListing: true }), { mode: 0o644 });
     url = `http://127.0.0.1:${port}`;
     const child = spawnSvr(['--config', configFile], { uid: nobody.uid, gid: nobody.gid, cwd: os.tmpdir() });
     proc = child.proc;
@@ -166,6 +168,12 @@ describe('an unreadable file', () => {
       await out.exited;
     }
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a mode-000 directory -> 403 for its listing and its files', { skip }, async () => {
+    assert.equal((await request(`${url}/locked-dir/`)).status, 403);
+    assert.equal((await request(`${url}/locked-dir/x.txt`)).status, 403);
+    assert.equal((await request(`${url}/ok.txt`)).text, 'readable');
   });
 
   it('mode 000 -> 403, and the server keeps serving', { skip }, async () => {

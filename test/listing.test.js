@@ -7,7 +7,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
-const { startServer, request } = require('./helpers');
+const { startServer, request, ensureDebianPackage } = require('./helpers');
 
 const files = {
   'dir/b.txt': 'bb',
@@ -118,14 +118,15 @@ describe('directory listing disabled (default)', () => {
 });
 
 describe('directory listing in headless Chromium', () => {
-  const chromium = ['chromium', 'chromium-browser'].find((bin) => spawnSync('which', [bin]).status === 0);
+  const browser = ensureDebianPackage('chromium');
+  const chromium = browser.path;
   let srv;
   before(async () => {
     if (chromium) srv = await startServer({ config: { enableDirectoryListing: true }, files });
   });
   after(() => srv && srv.stop());
 
-  it('renders a page with a non-blank screenshot', { skip: chromium ? false : 'chromium is not installed (apt-get install chromium)' }, async () => {
+  it('renders a page with a non-blank screenshot', { skip: browser.skip ?? false }, async () => {
     const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-chromium-'));
     const shot = process.env.SVR_LISTING_SCREENSHOT || path.join(profile, 'listing.png');
     const result = spawnSync(chromium, [

@@ -237,8 +237,14 @@ describe('MIME types, index files, trailing slashes', () => {
   });
 });
 
-describe('a web root that does not exist', () => {
-  it('stops the server at start with one message naming wwwroot', async () => {
-    await assert.rejects(startServer({ config: { wwwroot: 'no-such-dir' } }), /wwwroot: \S*no-such-dir is not a readable directory \(ENOENT\)/);
+describe('a web root that is not a usable directory', () => {
+  it('stops the server at start with one message naming wwwroot (loader check)', async () => {
+    await assert.rejects(startServer({ config: { wwwroot: 'no-such-dir' } }), /wwwroot: .*no-such-dir/);
+  });
+
+  it('createPipeline refuses it too (a worker reports that as a fatal start-up error)', () => {
+    const { createPipeline } = require('../lib/pipeline');
+    assert.throws(() => createPipeline({ wwwroot: path.join(__dirname, 'no-such-dir') }, {}),
+      (err) => err.code === 'EBADWWWROOT' && /wwwroot: .*no-such-dir is not a readable directory \(ENOENT\)/.test(err.message));
   });
 });
