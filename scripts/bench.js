@@ -88,6 +88,7 @@ async function measureScenario({ scenario, instances, context }) {
     for (const cell of rotated(measurable, round)) {
       if (hasExited(instanceOf.get(cell))) continue; // a crash is reported once, below
       const run = await runWrk({ ...cell.request, seconds: options.duration });
+      run.round = round + 1;
       run.loadAverage = Number(os.loadavg()[0].toFixed(2)); // how busy the shared machine was
       log(`  ${scenario.name} ${cell.server} run ${round + 1}/${options.runs}: ${formatRun(run)}`);
       cell.runs.push(run);

@@ -34,12 +34,21 @@ test('median of an odd and an even count, failed runs left out of the summary', 
 });
 
 test('a ratio needs both cells measured, checked ok and nearly free of errors', () => {
-  const cell = (server, rps, extra = {}) => ({ scenario: 's', server, check: 'ok', median: { rps, requests: 1000, errors: 0 }, ...extra });
+  const cell = (server, rps, extra = {}) => ({ scenario: 's', server, check: 'ok', runs: [], median: { rps, requests: 1000, errors: 0 }, ...extra });
   const ratioOf = (svr, peer) => computeRatios([svr, peer], ['s'])[0].ratios['svr/nginx'];
   assert.equal(ratioOf(cell('svr', 500), cell('nginx', 1000)), 0.5);
   assert.equal(ratioOf(cell('svr', 500, { check: 'got 404' }), cell('nginx', 1000)), null);
   assert.equal(ratioOf(cell('svr', 500, { median: { rps: 500, requests: 1000, errors: 50 } }), cell('nginx', 1000)), null);
   assert.equal(ratioOf(cell('svr', 500, { median: undefined }), cell('nginx', 1000)), undefined);
+});
+
+test('the per-round range pairs runs of the same round', () => {
+  const runs = (...rates) => rates.map((rps, i) => ({ round: i + 1, rps }));
+  const svr = { scenario: 's', server: 'svr', check: 'ok', runs: runs(100, 300, 200), median: { rps: 200, requests: 1000, errors: 0 } };
+  const nginx = { scenario: 's', server: 'nginx', check: 'ok', runs: runs(400, 400, 1000), median: { rps: 400, requests: 1000, errors: 0 } };
+  const [row] = computeRatios([svr, nginx], ['s']);
+  assert.equal(row.ratios['svr/nginx'], 0.5);
+  assert.deepEqual(row.perRoundRange['svr/nginx'], [0.2, 0.75]);
 });
 
 test('options come from flags, then BENCH_* variables, then defaults; unknown flags are refused', () => {

@@ -32,17 +32,31 @@ function ratioLabel(peer) {
   return peer === 'svr-single' ? 'svr/single-threaded' : `svr/${peer}`;
 }
 
+// Ratios of the same round (measured minutes apart at most): their spread shows the machine's noise.
+function perRoundRatios(svr, other) {
+  const ratios = [];
+  for (const run of svr.runs) {
+    const peerRun = other.runs.find((candidate) => candidate.round === run.round);
+    if (run.rps && peerRun && peerRun.rps) ratios.push(run.rps / peerRun.rps);
+  }
+  return ratios;
+}
+
 function computeRatios(cells, scenarioNames) {
   return scenarioNames.map((scenario) => {
     const svr = cells.find((cell) => cell.scenario === scenario && cell.server === 'svr');
     const ratios = {};
+    const ranges = {};
     for (const peer of RATIO_PEERS) {
       const other = cells.find((cell) => cell.scenario === scenario && cell.server === peer);
       if (!svr || !other) continue;
+      const label = ratioLabel(peer);
       const measured = svr.median && other.median;
-      ratios[ratioLabel(peer)] = !measured ? undefined : isComparable(svr) && isComparable(other) ? svr.median.rps / other.median.rps : null;
+      ratios[label] = !measured ? undefined : isComparable(svr) && isComparable(other) ? svr.median.rps / other.median.rps : null;
+      const perRound = ratios[label] ? perRoundRatios(svr, other) : [];
+      if (perRound.length > 1) ranges[label] = [Math.min(...perRound), Math.max(...perRound)];
     }
-    return { scenario, ratios };
+    return { scenario, ratios, perRoundRange: ranges };
   });
 }
 
@@ -76,17 +90,19 @@ function resultsTable(cells) {
   return markdownTable(['scenario', 'server', 'req/s (median)', 'p99 ms', 'errors', 'note'], rows);
 }
 
-function ratioCell(ratios, label) {
+function ratioCell({ ratios, perRoundRange }, label) {
   if (!(label in ratios)) return '';
   if (ratios[label] === undefined) return '–';
-  return ratios[label] === null ? 'n/c' : `${formatNumber(ratios[label], 2)}×`;
+  if (ratios[label] === null) return 'n/c';
+  const range = perRoundRange && perRoundRange[label];
+  return `${formatNumber(ratios[label], 2)}×${range ? ` (${formatNumber(range[0], 2)}–${formatNumber(range[1], 2)})` : ''}`;
 }
 
 function ratiosTable(ratioRows) {
   const labels = RATIO_PEERS.map(ratioLabel).filter((label) => ratioRows.some((row) => label in row.ratios));
   const rows = ratioRows
     .filter((row) => Object.keys(row.ratios).length)
-    .map((row) => [row.scenario, ...labels.map((label) => ratioCell(row.ratios, label))]);
+    .map((row) => [row.scenario, ...labels.map((label) => ratioCell(row, label))]);
   return markdownTable(['scenario', ...labels], rows);
 }
 
@@ -122,7 +138,8 @@ function formatReport(results) {
     '',
     resultsTable(results.cells),
     '',
-    'Ratios of median requests/s (–: one side not measured; n/c: not comparable, a check failed or errors > 0.1%):',
+    'Ratios of median requests/s, in brackets the lowest and highest ratio within one round',
+    '(–: one side not measured; n/c: not comparable, a check failed or errors > 0.1%):',
     '',
     ratiosTable(results.ratios),
     '',
