@@ -136,7 +136,7 @@ function createHotPath(config, { sendError, fileHeaders, isHiddenReal }) {
 
   function failed(res, err) {
     if (!res.headersSent) return false; // the static layer opens the file itself and maps the error
-    res.destroy(err);
+    res.destroy(); // headers are out: all the client can learn is that the body is cut short
     return true;
   }
 
@@ -163,7 +163,7 @@ function createHotPath(config, { sendError, fileHeaders, isHiddenReal }) {
     if (!cache.fits(e.stats.size)) {
       const rep = encodedRep(d, coding, coding);
       if (answeredWithoutBody(req, res, rep)) return true;
-      return streamFile(res, e.real, e.stats, rep.headers, compression.createStream(coding, e.stats.size));
+      return streamFile(res, e.real, e.stats, rep.headers, coding);
     }
     const kept = keptVariant(e, coding);
     if (kept !== undefined) return sendVariant(req, res, e, d, kept);
@@ -244,8 +244,8 @@ function createHotPath(config, { sendError, fileHeaders, isHiddenReal }) {
     return streamFile(res, file, stats, rep.headers, null);
   }
 
-  // Streams a file that must still be `expected` when opened, optionally through a compressor.
-  async function streamFile(res, file, expected, headers, transform) {
+  // Streams a file that must still be `expected` when opened, compressed with `coding` (or as it is).
+  async function streamFile(res, file, expected, headers, coding) {
     const fd = await openFile(file, 'r');
     let stats;
     try {
@@ -256,9 +256,9 @@ function createHotPath(config, { sendError, fileHeaders, isHiddenReal }) {
     }
     if (!sameFile(stats, expected)) {
       fs.close(fd, () => {});
-      if (transform) transform.destroy();
       return false;
     }
+    const transform = coding ? compression.createStream(coding, stats.size) : null;
     if (transform) delete headers['Content-Length'];
     res.writeHead(200, headers);
     const source = fs.createReadStream(file, { fd, autoClose: true });
