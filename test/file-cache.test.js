@@ -82,6 +82,26 @@ function revalidationTests(label, env) {
       assert.equal(back.text, B);
     });
 
+    // Only with the settle time: with it at 0, writes within one timestamp tick would be missed on
+    // kernels without fine-grained ctime (before Linux 6.13), which is what the settle time is for.
+    test('300 quick same-size rewrites in place, each seen by the next request (identity and br)', { skip: env.SVR_FILE_CACHE_SETTLE_MS === '0' && 'needs the settle time' }, async () => {
+      const http = require('node:http');
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        for (let i = 0; i < 300; i++) {
+          const content = `version ${String(i).padStart(5, '0')} `.repeat(100); // same size every time
+          fs.writeFileSync(file('same.txt'), content); // writes within one timestamp tick: same stats
+          const headers = i % 2 ? { 'accept-encoding': 'br' } : {};
+          const res = await request(srv.url + '/same.txt', { agent, headers });
+          const body = i % 2 ? zlib.brotliDecompressSync(res.body).toString() : res.text;
+          assert.equal(body.slice(0, 14), content.slice(0, 14), `rewrite ${i}`);
+          assert.equal(body, content);
+        }
+      } finally {
+        agent.destroy();
+      }
+    });
+
     test('compressed forms follow the file', async () => {
       const first = await get('/enc.txt', { 'accept-encoding': 'br' });
       assert.equal(zlib.brotliDecompressSync(first.body).toString(), A);
