@@ -308,3 +308,26 @@ describe('streamed compression and file descriptors', { skip: process.platform !
     }
   });
 });
+
+describe('over HTTP/2', () => {
+  const { startTlsServer, h2Request } = require('./tls-helpers');
+  let srv;
+  before(async () => {
+    srv = await startTlsServer({ config: { enableHTTP2: true, fileCacheMaxFileSize: 65536 }, files: { 'app.js': JS, 'big.txt': BIG } });
+  });
+  after(() => srv.stop());
+
+  test('kept and streamed files are compressed, with Vary and the coding\'s ETag; 304 against it', async () => {
+    const res = await h2Request(srv.httpsUrl, '/app.js', { headers: { 'accept-encoding': 'br, gzip' } });
+    assert.equal(res.status, 200);
+    assert.equal(res.alpn, 'h2');
+    assert.equal(res.headers['content-encoding'], 'br');
+    assert.equal(res.headers.vary, 'Accept-Encoding');
+    assert.equal(decode(res), JS);
+    const again = await h2Request(srv.httpsUrl, '/app.js', { headers: { 'accept-encoding': 'br', 'if-none-match': res.headers.etag } });
+    assert.equal(again.status, 304);
+    const big = await h2Request(srv.httpsUrl, '/big.txt', { headers: { 'accept-encoding': 'gzip' } });
+    assert.equal(big.headers['content-encoding'], 'gzip');
+    assert.equal(decode(big), BIG);
+  });
+});
