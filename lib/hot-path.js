@@ -259,7 +259,12 @@ function createHotPath(config, { sendError, fileHeaders, isHiddenReal }) {
       return false;
     }
     const transform = coding ? compression.createStream(coding, stats.size) : null;
-    if (transform) delete headers['Content-Length'];
+    if (transform) {
+      delete headers['Content-Length'];
+      // No Content-Length for the access log to report: count what the compressor produced.
+      res.svrBodyBytes = 0;
+      transform.on('data', (chunk) => { res.svrBodyBytes += chunk.length; });
+    }
     res.writeHead(200, headers);
     const source = fs.createReadStream(file, { fd, autoClose: true });
     const done = (err) => { if (err && !res.destroyed) res.destroy(); };

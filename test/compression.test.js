@@ -135,10 +135,14 @@ describe('compression (enableCompression: true, the default)', () => {
   });
 
   test('a file too large to keep in memory is compressed as it streams', async () => {
-    const res = await get('/big.txt', { 'accept-encoding': 'gzip' });
+    const since = srv.stdout().length;
+    const res = await get('/big.txt', { 'accept-encoding': 'gzip', 'user-agent': 'streamed-gzip-probe' });
     assert.equal(res.headers['content-encoding'], 'gzip');
     assert.equal(res.headers['content-length'], undefined);
     assert.equal(decode(res), BIG);
+    // the access log reports the bytes sent, though there was no Content-Length
+    const line = await srv.waitForLog(/streamed-gzip-probe/, 'stdout', since);
+    assert.match(line, new RegExp(`" 200 ${res.body.length} "`));
     const br = await get('/big.txt', { 'accept-encoding': 'br' });
     assert.equal(decode(br), BIG);
     const again = await get('/big.txt', { 'accept-encoding': 'br', 'if-none-match': br.headers.etag });
