@@ -33,7 +33,8 @@ function main() {
 
 function check(configFile) {
   const { loadConfig } = require('./lib/config');
-  const { errors } = loadConfig(configFile);
+  const { config, errors } = loadConfig(configFile);
+  if (errors.length === 0) errors.push(...require('./lib/certificate').ensureCertificate(config, { configFile, checkOnly: true }).errors);
   if (errors.length === 0) {
     console.log(`${configFile}: ok`);
     return;

@@ -72,9 +72,9 @@ function clientAddress(req) {
   return address.startsWith('::ffff:') ? address.slice(7) : address;
 }
 
-function describe(req, res, startedAt) {
+function describe(req, res, startedAt, remote) {
   return {
-    remote: clientAddress(req),
+    remote,
     user: req.authUser || '-',
     method: req.method,
     url: req.originalUrl ?? req.url,
@@ -103,8 +103,10 @@ function createAccessLog(config) {
   const format = config.logFormat === 'json' ? jsonLine : combinedLine;
   return function logRequest(req, res) {
     const startedAt = process.hrtime.bigint();
+    // Read now: by 'close' an HTTP/2 stream (and a destroyed socket) no longer knows its peer.
+    const remote = clientAddress(req);
     req.originalUrl = req.url; // the pipeline may rewrite req.url; the log shows what was asked
-    res.once('close', () => append(format(describe(req, res, startedAt), Date.now())));
+    res.once('close', () => append(format(describe(req, res, startedAt, remote), Date.now())));
   };
 }
 

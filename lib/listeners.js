@@ -3,6 +3,7 @@
 // worker can bind them, report them, and close them when it drains.
 
 const http = require('node:http');
+const { createSecureServer, createRedirectHandler } = require('./tls');
 
 function serverOptions(config) {
   return {
@@ -19,10 +20,22 @@ function applyTimeouts(server, config) {
   server.requestTimeout = config.requestTimeout;
 }
 
+// handler(req, res, handle?): the worker's entry point; `handle`, when given, answers the
+// request instead of the pipeline (the plain listener's redirect to HTTPS).
 function createListeners(config, handler) {
-  const server = http.createServer(serverOptions(config), handler);
-  applyTimeouts(server, config);
-  return [{ server, port: config.port, scheme: 'http' }];
+  const listeners = [];
+  if (!config.secure || !config.disableNonEncryptedServer) {
+    const redirect = config.secure && !config.disableToHTTPSRedirect ? createRedirectHandler(config) : null;
+    const server = http.createServer(serverOptions(config), redirect ? (req, res) => handler(req, res, redirect) : handler);
+    applyTimeouts(server, config);
+    listeners.push({ server, port: config.port, scheme: 'http' });
+  }
+  if (config.secure) {
+    const { server, drain, reload } = createSecureServer(config, handler, serverOptions(config));
+    applyTimeouts(server, config);
+    listeners.push({ server, port: config.sport, scheme: 'https', drain, reload });
+  }
+  return listeners;
 }
 
 module.exports = { createListeners, serverOptions, applyTimeouts };

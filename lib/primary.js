@@ -8,6 +8,7 @@ const log = require('./log');
 const { loadConfig, workerCount } = require('./config');
 const { readModValidators } = require('./mods');
 const { version } = require('../package.json');
+const { ensureCertificate, startRenewalTimer } = require('./certificate');
 
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_CAP_MS = 15000;
@@ -47,6 +48,7 @@ class Supervisor {
     }
     this.started = true;
     log.info(banner(listeners, `${count} worker${count === 1 ? '' : 's'}, primary pid ${process.pid}`));
+    startRenewalTimer(() => this.config, () => this.reload());
     if (this.reloadQueued) this.reload();
   }
 
@@ -247,6 +249,10 @@ function readConfig(options) {
   if (errors.length > 0) return { errors };
   if (options.port !== undefined) config.port = options.port;
   if (options.workers !== undefined) config.workers = options.workers;
+  // HTTPS: check the certificate files, or make/renew the self-signed one, before any
+  // worker (new ones on reload included) reads them.
+  const certificate = ensureCertificate(config, { configFile: options.configFile, log });
+  if (certificate.errors.length > 0) return { errors: certificate.errors };
   return { config, errors };
 }
 

@@ -41,6 +41,16 @@ function reload(worker, options) {
     for (const error of errors) log.error(`  ${error}`);
     return;
   }
+  for (const key of ['secure', 'sport', 'enableHTTP2', 'disableNonEncryptedServer', 'disableToHTTPSRedirect']) {
+    if (config[key] !== worker.config[key]) log.warn(`${key} changed: restart to apply it`);
+  }
+  try { // renewed certificate files, for new connections
+    if (config.secure) for (const listener of worker.listeners) if (listener.reload) listener.reload(config);
+  } catch (error) {
+    log.error(`reload failed, still serving with the previous config: ${error.message}`);
+    return;
+  }
+
   if (config.port !== worker.config.port) log.warn('the port changed: restart to listen on the new one');
   try {
     worker.build(config);

@@ -31,7 +31,7 @@ class Worker {
     this.draining = false;
     this.configFile = configFile;
     this.build(config);
-    this.listeners = createListeners(config, (req, res) => this.onRequest(req, res));
+    this.listeners = createListeners(config, (req, res, handle) => this.onRequest(req, res, handle));
   }
 
   // The per-config parts, built once; a single-threaded reload builds them again.
@@ -43,15 +43,19 @@ class Worker {
     this.logRequest = accessLog.createAccessLog(config);
   }
 
-  onRequest(req, res) {
+  // handle: what answers the request; the pipeline unless the listener says otherwise.
+  onRequest(req, res, handle = this.handle) {
     if (this.logRequest) this.logRequest(req, res);
-    const state = this.sockets.get(req.socket);
+    // Sockets are tracked as accepted; over TLS req.socket is the TLS socket wrapping it
+    // (for HTTP/2, a proxy of it), whose _parent is the accepted one.
+    const state = this.sockets.get(req.socket) ?? this.sockets.get(req.socket?._parent);
     if (state) {
       state.active++;
       res.once('close', () => { state.active--; state.idleSince = Date.now(); });
     }
-    if (this.draining && !res.headersSent) res.setHeader('Connection', 'close');
-    this.handle(req, res);
+    // HTTP/2 has no Connection header: its sessions are sent a GOAWAY when the drain starts.
+    if (this.draining && !res.headersSent && req.httpVersionMajor < 2) res.setHeader('Connection', 'close');
+    handle(req, res);
   }
 
   track(socket) {
@@ -87,7 +91,10 @@ class Worker {
     this.draining = true;
     // net.Server#close stops accepting; http.Server#close would also drop idle keep-alive
     // sockets at once (Node >= 19), which is exactly the race described above.
-    for (const { server } of this.listeners) net.Server.prototype.close.call(server);
+    for (const { server, drain } of this.listeners) {
+      net.Server.prototype.close.call(server);
+      if (drain) drain();
+    }
     const sweep = setInterval(() => this.closeIdle(idleGraceMs), DRAIN_SWEEP_MS);
     const force = setTimeout(() => this.exit(`forced after ${timeoutMs} ms with ${this.sockets.size} connection(s) open`), timeoutMs);
     force.unref();
