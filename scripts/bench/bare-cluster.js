@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 'use strict';
 // A bare Node `cluster` server: the baseline svr's CPU-bound scenario is compared with.
-// Every request gets work() as text/plain, nothing else (no logging, no routing).
+// Every request runs the same code as svr's generated serverSideScript.js (work() as text/plain),
+// nothing else: no logging, no routing.
 // Usage: node scripts/bench/bare-cluster.js --port 8080 [--host 127.0.0.1] [--workers N]
 const cluster = require('cluster');
 const http = require('http');
 const os = require('os');
 const minimist = require('minimist');
-const { work } = require('./cpu-work');
+const { compileHandler } = require('./cpu-work');
 
 const args = minimist(process.argv.slice(2), { string: ['host'], default: { host: '127.0.0.1' } });
 const workerCount = Number(args.workers) || availableCores();
@@ -35,10 +36,7 @@ function stopPrimary() {
 }
 
 function startWorker() {
-  const server = http.createServer((req, res) => {
-    res.writeHead(200, { 'Content-Type': 'text/plain' });
-    res.end(String(work()));
-  });
+  const server = http.createServer(compileHandler());
   server.listen(Number(args.port), args.host);
   process.on('SIGTERM', () => server.close(() => process.exit(0)));
 }
