@@ -64,17 +64,19 @@ function createListing(config, context, { isHiddenReal, followSymlinks, realRoot
     return real === realRoot || real.startsWith(realRoot === '/' ? '/' : realRoot + path.sep);
   }
 
-  async function entryInfo(dir, dirent) {
+  // Synchronous (issue 7): one thread-pool round trip and promise per entry made a 1,000-entry listing
+  // 5x slower (22 -> 109 listings/s on one worker); a stat answered from the kernel's cache takes µs.
+  function entryInfo(dir, dirent) {
     const full = path.join(dir, dirent.name);
     try {
       let real = full;
       if (dirent.isSymbolicLink()) {
         if (!followSymlinks) return null;
-        real = await fs.promises.realpath(full);
+        real = fs.realpathSync.native(full);
         if (!inside(real)) return null;
       }
       if (isHiddenReal(real)) return null;
-      const st = await fs.promises.stat(real);
+      const st = fs.statSync(real);
       const isDir = st.isDirectory();
       if (!isDir && !st.isFile()) return null;
       return { name: dirent.name, dir: isDir, size: isDir ? null : st.size, mtime: st.mtime };
@@ -92,7 +94,7 @@ function createListing(config, context, { isHiddenReal, followSymlinks, realRoot
       truncated = dirents.length - MAX_ENTRIES;
       dirents = dirents.slice(0, MAX_ENTRIES);
     }
-    const infos = (await Promise.all(dirents.map((d) => entryInfo(realDir, d)))).filter(Boolean);
+    const infos = dirents.map((d) => entryInfo(realDir, d)).filter(Boolean);
     infos.sort((a, b) => (a.dir !== b.dir ? (a.dir ? -1 : 1)
       : collator.compare(a.name, b.name) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)));
 

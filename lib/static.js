@@ -22,10 +22,18 @@ const fs = require('fs');
 const path = require('path');
 const { promisify } = require('util');
 const mime = require('mime-types');
-const serveHandler = require('serve-handler');
+// Required on first use: since issue 7 most files are answered from memory (lib/hot-path.js) and
+// serve-handler (with its own mime-db) only streams large files and ranges; ~9 MiB RSS per idle worker.
+let serveHandlerModule = null;
+function serveHandler(...args) {
+  if (serveHandlerModule === null) serveHandlerModule = require('serve-handler');
+  return serveHandlerModule(...args);
+}
 const { makeETag, evaluatePreconditions, ifRangeMatches, parseRange } = require('./conditional');
 const { sanitizeTarget, encodePath, ALLOW } = require('./sanitize');
 const { createListing } = require('./listing');
+const { createHotPath } = require('./hot-path');
+const { lstatBeneath } = require('./file-cache');
 
 const open = promisify(fs.open);
 const fstat = promisify(fs.fstat);
@@ -111,15 +119,30 @@ function createStatic(config, context, { sendError }) {
   }
 
   const listDirectory = createListing(config, context, { isHiddenReal, followSymlinks, realRoot });
+  // Issue 7: files from memory and compressed (lib/hot-path.js); it declines what it does not do.
+  const hotPath = createHotPath(config, { sendError, fileHeaders, isHiddenReal });
 
   // pathname: decoded, normalised URL path. Resolves { status } or { real, rel, stats }.
   async function resolvePath(pathname) {
     const lexicalRel = pathname.replace(/^\/+|\/+$/g, '');
     if (hasDotSegment(lexicalRel) || path.basename(lexicalRel) === 'serverSideScript.js') return { status: 404 };
     const lexical = lexicalRel === '' ? realRoot : path.join(realRoot, lexicalRel);
+    if (!followSymlinks) {
+      // No symlink may be on the way: an lstat per component below the root (one for a file at the
+      // top) gives the same answers as realpath + stat with a third of the system calls (issue 7).
+      let stats;
+      try {
+        stats = lstatBeneath(realRoot, lexicalRel);
+      } catch (err) {
+        return { status: errorStatus(err), error: err };
+      }
+      if (stats === null) return { status: 404 }; // a symlink somewhere on the way
+      if (isProtected(lexical)) return { status: 404 };
+      return { real: lexical, rel: lexical === realRoot ? '' : lexical.slice(rootPrefix.length), stats };
+    }
     let real;
     try {
-      real = await fs.promises.realpath(lexical);
+      real = fs.realpathSync.native(lexical); // synchronous: see "Why synchronous" in lib/hot-path.js
     } catch (err) {
       return { status: errorStatus(err), error: err };
     }
@@ -129,7 +152,7 @@ function createStatic(config, context, { sendError }) {
     if (hasDotSegment(rel) || isProtected(real)) return { status: 404 };
     let stats;
     try {
-      stats = await fs.promises.stat(real);
+      stats = fs.statSync(real);
     } catch (err) {
       return { status: errorStatus(err), error: err };
     }
@@ -186,6 +209,8 @@ function createStatic(config, context, { sendError }) {
   }
 
   async function serveFile(req, res, real, rel, firstStats) {
+    const hot = hotPath.serve(req, res, real, rel, firstStats);
+    if (hot === true || (hot !== false && await hot)) return;
     let d = decide(req, real, firstStats);
     if (d.status !== 200 && d.status !== 206) return answerWithoutBody(req, res, d, real, firstStats);
     // HEAD, and an empty file, need no open file at all.

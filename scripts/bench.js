@@ -1,0 +1,244 @@
+#!/usr/bin/env node
+'use strict';
+// `npm run bench`: svr beside nginx, serve, http-server and a bare cluster server, over the same
+// generated files, wrk against one server at a time, in rounds. Prints one results table, the
+// ratios and the servers' startup time and worker memory; writes the same as JSON. See docs-bench.md.
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { parseOptions } = require('./bench/options');
+const { ensureTools, ROOT } = require('./bench/tools');
+const { createFixtures, removeFixtures } = require('./bench/fixtures');
+const { scenarios } = require('./bench/scenarios');
+const { SERVERS, SITES, HOST, availableCores } = require('./bench/servers');
+const { freePort, startProcess, stopProcess, killAllStarted, workerRss, delay } = require('./bench/processes');
+const { runWrk } = require('./bench/wrk');
+const { summariseRuns, computeRatios, formatReport } = require('./bench/report');
+
+const IDLE_SETTLE_MS = 1000; // after the first 200 OK, before idle RSS is read: let every worker finish starting
+
+function log(message) {
+  process.stderr.write(`${message}\n`);
+}
+
+function pickByName(all, names, kind) {
+  if (!names.length) return all;
+  const unknown = names.filter((name) => !all.some((item) => item.name === name));
+  if (unknown.length) throw new Error(`unknown ${kind}: ${unknown.join(', ')} (known: ${all.map((item) => item.name).join(', ')})`);
+  return all.filter((item) => names.includes(item.name));
+}
+
+function machineInfo() {
+  let cpuModel = os.cpus()[0] ? os.cpus()[0].model : 'unknown';
+  try {
+    const match = fs.readFileSync('/proc/cpuinfo', 'utf8').match(/^model name\s*:\s*(.+)$/m);
+    if (match) cpuModel = match[1].trim();
+  } catch {
+    // not Linux: keep os.cpus()
+  }
+  return {
+    nproc: availableCores(),
+    cpuModel,
+    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+    kernel: `${os.type()} ${os.release()}`,
+    loadAverageAtStart: os.loadavg().map((value) => Number(value.toFixed(2))),
+  };
+}
+
+function formatRun(run) {
+  if (run.failure) return run.failure;
+  return `${Math.round(run.rps)} req/s, p99 ${run.latencyMs.p99.toFixed(2)} ms, errors ${run.errors}`;
+}
+
+// Fetches once to check the answer and to learn the headers wrk must send (e.g. the ETag).
+async function prepareCell({ instance, scenario, context }) {
+  const cell = { scenario: scenario.name, server: instance.server.name, runs: [] };
+  if (!instance.proc) return { ...cell, failure: instance.record.failure };
+  const reason = instance.server.unsupported && instance.server.unsupported[scenario.name];
+  if (reason) return { ...cell, skipped: `n/a: ${reason}` };
+  const url = instance.baseUrl + scenario.path;
+  const prepared = await scenario.prepare(url);
+  Object.assign(cell, { check: prepared.check, encoding: prepared.encoding || null, requestHeaders: prepared.headers });
+  if (prepared.unreachable) return { ...cell, failure: prepared.check };
+  if (prepared.skip) return { ...cell, skipped: prepared.check };
+  if (prepared.check !== 'ok') log(`  ${cell.server} ${scenario.name}: check failed (${prepared.check}); measuring anyway`);
+  const { tools, options } = context;
+  cell.request = { wrk: tools.wrk, url, headers: prepared.headers, threads: options.threads, connections: options.connections };
+  return cell;
+}
+
+// Round i measures every server once, starting with a different server each round, so that a noisy
+// moment on the shared machine does not fall on one server only.
+function rotated(items, offset) {
+  return items.map((_, i) => items[(i + offset) % items.length]);
+}
+
+function hasExited(instance) {
+  return Boolean(instance.proc) && (instance.proc.exitCode !== null || instance.proc.signalCode !== null);
+}
+
+async function measureScenario({ scenario, instances, context }) {
+  const { options } = context;
+  const cells = [];
+  for (const instance of instances) cells.push(await prepareCell({ instance, scenario, context }));
+  const measurable = cells.filter((cell) => cell.request);
+  const instanceOf = new Map(measurable.map((cell) => [cell, instances.find((instance) => instance.server.name === cell.server)]));
+  if (options.warmup > 0) for (const cell of measurable) await runWrk({ ...cell.request, seconds: options.warmup });
+  for (let round = 0; round < options.runs; round++) {
+    for (const cell of rotated(measurable, round)) {
+      if (hasExited(instanceOf.get(cell))) continue; // a crash is reported once, below
+      const run = await runWrk({ ...cell.request, seconds: options.duration });
+      run.round = round + 1;
+      run.loadAverage = Number(os.loadavg()[0].toFixed(2)); // how busy the shared machine was
+      log(`  ${scenario.name} ${cell.server} run ${round + 1}/${options.runs}: ${formatRun(run)}`);
+      cell.runs.push(run);
+    }
+  }
+  for (const cell of measurable) {
+    delete cell.request;
+    cell.median = summariseRuns(cell.runs);
+    if (!cell.median) cell.failure = cell.runs.length ? cell.runs[0].failure : 'no run';
+    if (hasExited(instanceOf.get(cell))) await reportCrashAndRestart(instanceOf.get(cell), cell, context);
+  }
+  return cells;
+}
+
+// A server that died under load (serve's file-descriptor leak on 304s does that) is reported on
+// the scenario that killed it and started again for the scenarios after it.
+async function reportCrashAndRestart(instance, cell, context) {
+  const { code, signal } = await instance.proc.exitedPromise;
+  const lastLines = readTail(instance.logFile);
+  cell.crashed = `server exited (${signal || code}) during this scenario: ${lastLines}`;
+  instance.record.crashes = (instance.record.crashes || []).concat({ scenario: cell.scenario, exit: signal || code, log: lastLines });
+  log(`[${instance.server.name} ${instance.site}] exited during ${cell.scenario}: ${lastLines}; restarting`);
+  await launch(instance, context);
+}
+
+function readTail(file) {
+  try {
+    const lines = fs.readFileSync(file, 'utf8').trim().split('\n');
+    const errorLine = lines.find((line) => /^\w*Error\b|^Error:|E[A-Z]+:/.test(line.trim()));
+    return (errorLine || lines[lines.length - 1] || '').trim().slice(0, 200);
+  } catch {
+    return '';
+  }
+}
+
+// Starts (or restarts) an instance's process on a free port; the first start's timing is kept.
+async function launch(instance, context) {
+  const { server, site, record, readyPath } = instance;
+  const { tools, fixtures, options, workers } = context;
+  const workDir = fs.mkdtempSync(path.join(fixtures.root, `${server.name}-${site}-`));
+  const port = await freePort();
+  instance.baseUrl = `http://${HOST}:${port}`;
+  instance.logFile = path.join(workDir, 'output.log');
+  instance.proc = null;
+  const spec = server.command({ tools, wwwroot: fixtures.sites[site], port, workDir, options, workers });
+  log(`[${server.name} ${site}] starting on port ${port}`);
+  try {
+    const started = await startProcess({ ...spec, logFile: instance.logFile, readyUrl: instance.baseUrl + readyPath });
+    Object.assign(instance, { proc: started.proc, pid: started.pid });
+    if (record.startupMs !== undefined) return;
+    record.startupMs = started.startupMs;
+    record.firstAnswerMs = started.firstAnswerMs;
+    if (started.startupMs === null) {
+      record.note = `${readyPath} answered ${started.lastStatus}, never 200`;
+      log(`[${server.name} ${site}] up, but ${record.note}`);
+    }
+  } catch (err) {
+    log(`[${server.name} ${site}] did not start: ${err.message}`);
+    record.failure = `did not start: ${err.message}`;
+  }
+}
+
+async function startInstance({ server, site, readyPath, context }) {
+  const instance = { server, site, readyPath, record: { server: server.name, site } };
+  await launch(instance, context);
+  return instance;
+}
+
+function unavailableCells(server, reason, siteScenarios) {
+  log(`[${server.name}] skipped: ${reason}`);
+  return siteScenarios.map((scenario) => ({ scenario: scenario.name, server: server.name, runs: [], skipped: reason }));
+}
+
+// All servers of a site are started one after the other and stay up; each scenario then loads
+// them one at a time (see measureScenario).
+async function benchSite(site, context) {
+  const siteScenarios = context.scenarioList.filter((scenario) => scenario.site === site);
+  const servers = context.serverList.filter((server) => server.sites.includes(site));
+  const cells = [];
+  const instances = [];
+  if (!siteScenarios.length) return { instances: [], cells };
+  for (const server of servers) {
+    const unavailable = server.available(context.tools, context.options);
+    if (unavailable) cells.push(...unavailableCells(server, unavailable, siteScenarios));
+    else instances.push(await startInstance({ server, site, readyPath: siteScenarios[0].path, context }));
+  }
+  const running = () => instances.filter((instance) => instance.proc && !hasExited(instance));
+  try {
+    await delay(IDLE_SETTLE_MS);
+    for (const instance of running()) instance.record.rssIdle = workerRss(instance.pid);
+    for (const scenario of siteScenarios) cells.push(...(await measureScenario({ scenario, instances, context })));
+    for (const instance of running()) instance.record.rssAfterLoad = workerRss(instance.pid);
+  } finally {
+    for (const instance of instances) if (instance.proc) await stopProcess(instance.proc);
+  }
+  return { instances: instances.map((instance) => instance.record), cells };
+}
+
+function sortCells(cells, scenarioList, serverList) {
+  const scenarioIndex = (cell) => scenarioList.findIndex((scenario) => scenario.name === cell.scenario);
+  const serverIndex = (cell) => serverList.findIndex((server) => server.name === cell.server);
+  return cells.sort((a, b) => scenarioIndex(a) - scenarioIndex(b) || serverIndex(a) - serverIndex(b));
+}
+
+function writeJson(results, options) {
+  const stamp = results.meta.date.replace(/:/g, '-').replace(/\.\d+Z$/, 'Z');
+  const file = path.resolve(ROOT, options.out || path.join('.bench', `results-${stamp}.json`));
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, JSON.stringify(results, null, 2) + '\n');
+  return file;
+}
+
+async function main() {
+  const options = parseOptions(process.argv.slice(2));
+  if (options.help) return void console.log(options.usage);
+  const serverList = pickByName(SERVERS, options.servers, 'server');
+  const tools = ensureTools(options, log);
+  if (!tools.wrk) throw new Error('wrk is needed: apt-get install wrk (or run as root so the benchmark installs it)');
+  const fixtures = createFixtures();
+  process.on('exit', () => {
+    killAllStarted();
+    if (!options.keep) removeFixtures(fixtures);
+  });
+  const scenarioList = pickByName(scenarios(fixtures), options.only, 'scenario');
+  const context = { tools, fixtures, options, workers: options.workers || availableCores(), scenarioList, serverList };
+  const meta = { date: new Date().toISOString(), machine: machineInfo(), versions: tools.versions, options, workers: context.workers };
+  log(`svr bench: ${context.scenarioList.length} scenarios x ${serverList.length} servers, ${options.runs} x ${options.duration}s runs, files in ${fixtures.root}`);
+  const instances = [];
+  const cells = [];
+  for (const site of SITES) {
+    const result = await benchSite(site, context);
+    instances.push(...result.instances);
+    cells.push(...result.cells);
+  }
+  meta.machine.loadAverageAtEnd = os.loadavg().map((value) => Number(value.toFixed(2)));
+  sortCells(cells, context.scenarioList, serverList);
+  const results = { meta, instances, cells, ratios: computeRatios(cells, context.scenarioList.map((scenario) => scenario.name)) };
+  console.log(formatReport(results));
+  log(`results written to ${writeJson(results, options)}`);
+  if (options.keep) log(`temp dir kept: ${fixtures.root}`);
+}
+
+for (const [signal, exitCode] of [['SIGINT', 130], ['SIGTERM', 143]]) {
+  process.on(signal, () => {
+    log(`bench: ${signal}, stopping servers`);
+    process.exit(exitCode); // the 'exit' handler kills every server started
+  });
+}
+
+main().catch((err) => {
+  log(`bench: ${err.message}`);
+  process.exit(1);
+});

@@ -1,0 +1,86 @@
+'use strict';
+// Command-line flags and BENCH_* environment variables of `npm run bench`.
+// A flag wins over its environment variable, which wins over the default.
+const minimist = require('minimist');
+
+const DEFAULTS = {
+  duration: 5, // seconds per measured run
+  runs: 3, // measured runs per server and scenario; the median is reported
+  warmup: 2, // seconds of unmeasured load before the measured runs
+  connections: 32,
+  threads: 1, // wrk threads; the load generator shares the machine with the server
+  workers: 0, // svr and bare-cluster workers; 0 = os.availableParallelism()
+  only: '', // comma-separated scenario names; empty = all
+  servers: '', // comma-separated server names; empty = all
+  out: '', // JSON results file; empty = .bench/results-<date>.json
+  keep: false, // keep the temp dir (files, configs, logs) for inspection
+  install: true, // apt-get/npm install what is missing
+  svr: '', // svr.js to benchmark; empty = the one in this checkout
+};
+
+const USAGE = `Usage: npm run bench -- [options]
+  --duration S       seconds per measured run (default ${DEFAULTS.duration})
+  --runs N           measured runs per cell, median reported (default ${DEFAULTS.runs})
+  --warmup S         seconds of unmeasured warm-up per cell (default ${DEFAULTS.warmup})
+  --connections N    wrk connections (default ${DEFAULTS.connections})
+  --threads N        wrk threads (default ${DEFAULTS.threads})
+  --workers N        svr and bare-cluster workers (default: available cores)
+  --only a,b         scenarios to run (default: all)
+  --servers a,b      servers to run (default: all)
+  --out FILE         JSON results file (default .bench/results-<date>.json)
+  --keep             keep the temp dir with files, configs and logs
+  --no-install       do not apt-get/npm install missing tools; skip what is missing
+  --svr PATH         the svr.js to benchmark (default: svr.js of this checkout)
+Each option can also be set as BENCH_<NAME> in the environment, e.g. BENCH_DURATION=10.`;
+
+function envValue(name) {
+  const value = process.env['BENCH_' + name.toUpperCase()];
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function toBoolean(value) {
+  return value === true || value === 'true' || value === '1' || value === 'yes';
+}
+
+function toList(value) {
+  return String(value || '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+}
+
+function positiveNumber(name, value) {
+  const number = Number(value);
+  if (!Number.isFinite(number) || number < 0) throw new Error(`--${name}: expected a number >= 0, got "${value}"`);
+  return number;
+}
+
+function parseOptions(argv) {
+  const args = minimist(argv, {
+    string: ['only', 'servers', 'out', 'svr'],
+    boolean: ['keep', 'install', 'help'],
+    alias: { h: 'help' },
+  });
+  const unknown = Object.keys(args).filter((name) => name !== '_' && name !== 'h' && name !== 'help' && !(name in DEFAULTS));
+  if (unknown.length) throw new Error(`unknown option --${unknown[0]}\n${USAGE}`);
+  if (args._.length) throw new Error(`unexpected argument ${args._[0]}\n${USAGE}`);
+  if (args.help) return { help: true, usage: USAGE };
+  const given = (name) => argv.some((arg) => new RegExp(`^--(no-)?${name}(=|$)`).test(arg));
+  const pick = (name) => (given(name) ? args[name] : envValue(name) !== undefined ? envValue(name) : DEFAULTS[name]);
+  return {
+    duration: positiveNumber('duration', pick('duration')),
+    runs: Math.max(1, Math.round(positiveNumber('runs', pick('runs')))),
+    warmup: positiveNumber('warmup', pick('warmup')),
+    connections: Math.max(1, Math.round(positiveNumber('connections', pick('connections')))),
+    threads: Math.max(1, Math.round(positiveNumber('threads', pick('threads')))),
+    workers: Math.round(positiveNumber('workers', pick('workers'))),
+    only: toList(pick('only')),
+    servers: toList(pick('servers')),
+    out: pick('out'),
+    keep: toBoolean(pick('keep')),
+    install: toBoolean(pick('install')),
+    svr: pick('svr'),
+  };
+}
+
+module.exports = { parseOptions, USAGE };

@@ -1,0 +1,160 @@
+'use strict';
+// Starting and stopping the servers under test, and reading their memory from /proc.
+const { spawn } = require('child_process');
+const fs = require('fs');
+const http = require('http');
+const net = require('net');
+
+const START_TIMEOUT_MS = 15000;
+const STOP_TIMEOUT_MS = 5000;
+const POLL_INTERVAL_MS = 5;
+const NON_200_GRACE_MS = 2000;
+
+const running = new Set();
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+// One HTTP request over a fresh connection; resolves with status, headers and body.
+function fetchOnce(url, headers = {}, timeoutMs = 10000) {
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, { headers, agent: false }, (res) => {
+      const chunks = [];
+      res.on('data', (chunk) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('error', reject);
+  });
+}
+
+function tail(text, lines = 5) {
+  return String(text).trim().split('\n').slice(-lines).join('\n');
+}
+
+const elapsedMs = (since) => Number(process.hrtime.bigint() - since) / 1e6;
+
+// Spawns `command args`, stdout and stderr to logFile, then polls readyUrl until it answers 200.
+// A server that answers, but never 200, counts as started after NON_200_GRACE_MS (its scenarios
+// then show the errors). Resolves with { proc, pid, startupMs (to the first 200, or null),
+// firstAnswerMs, lastStatus }; rejects with the reason and the log's last lines.
+async function startProcess({ command, args, cwd, env, logFile, readyUrl }) {
+  const logFd = fs.openSync(logFile, 'a');
+  const started = process.hrtime.bigint();
+  const proc = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', logFd, logFd] });
+  fs.closeSync(logFd);
+  running.add(proc);
+  proc.exitedPromise = new Promise((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
+  proc.exitedPromise.then(() => running.delete(proc));
+  proc.once('error', () => {}); // reported through 'exit' / the readiness timeout
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  let lastProblem = 'no answer';
+  let firstAnswerMs = null;
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null || proc.signalCode !== null) {
+      const { code, signal } = await proc.exitedPromise;
+      throw new Error(`exited (${signal || code}) before answering: ${tail(readLog(logFile))}`);
+    }
+    try {
+      const res = await fetchOnce(readyUrl, {}, 1000);
+      if (firstAnswerMs === null) firstAnswerMs = elapsedMs(started);
+      if (res.status === 200) return { proc, pid: proc.pid, startupMs: elapsedMs(started), firstAnswerMs, lastStatus: 200 };
+      lastProblem = `answered ${res.status}`;
+      if (elapsedMs(started) - firstAnswerMs > NON_200_GRACE_MS) return { proc, pid: proc.pid, startupMs: null, firstAnswerMs, lastStatus: res.status };
+    } catch (err) {
+      lastProblem = err.code || err.message;
+    }
+    await delay(POLL_INTERVAL_MS);
+  }
+  await stopProcess(proc);
+  throw new Error(`no answer from ${readyUrl} within ${START_TIMEOUT_MS} ms (${lastProblem}): ${tail(readLog(logFile))}`);
+}
+
+function readLog(file) {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+function delay(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+// SIGTERM; SIGKILL if it has not exited in time (and then its orphaned workers too).
+async function stopProcess(proc) {
+  if (proc.exitCode !== null || proc.signalCode !== null) return;
+  const children = childPids(proc.pid);
+  proc.kill('SIGTERM');
+  const timer = delay(STOP_TIMEOUT_MS).then(() => 'timeout');
+  if ((await Promise.race([proc.exitedPromise, timer])) === 'timeout') {
+    proc.kill('SIGKILL');
+    await proc.exitedPromise;
+  }
+  for (const pid of children) killIfAlive(pid); // workers orphaned by a forced stop
+}
+
+function killIfAlive(pid) {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+// Last resort when the harness itself is exiting: no server is left behind.
+function killAllStarted() {
+  for (const proc of running) {
+    for (const pid of childPids(proc.pid)) killIfAlive(pid);
+    killIfAlive(proc.pid);
+  }
+}
+
+function parentPidOf(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return null;
+  }
+}
+
+function childPids(pid) {
+  let entries = [];
+  try {
+    entries = fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return [];
+  }
+  return entries.map(Number).filter((candidate) => parentPidOf(candidate) === pid);
+}
+
+function rssKiB(pid) {
+  try {
+    const match = fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+)\s+kB/m);
+    return match ? Number(match[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+// RSS of the processes that serve: the children of a primary/master, or the process itself.
+function workerRss(pid) {
+  const children = childPids(pid);
+  const pids = children.length ? children : [pid];
+  const perProcessKiB = pids.map(rssKiB).filter((kib) => kib !== null);
+  return { processes: perProcessKiB.length, perProcessKiB, primaryKiB: children.length ? rssKiB(pid) : null };
+}
+
+module.exports = { freePort, fetchOnce, startProcess, stopProcess, killAllStarted, workerRss, delay };

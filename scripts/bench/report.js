@@ -1,0 +1,153 @@
+'use strict';
+// Turns the measured runs into medians, ratios and the printed tables (Markdown, so they paste into docs).
+
+const RATIO_PEERS = ['nginx', 'serve', 'http-server', 'bare-cluster', 'svr-single'];
+const MAX_ERROR_SHARE = 0.001; // a cell with more errors than this share of its requests gets no ratio
+
+function median(values) {
+  const sorted = values.filter((value) => Number.isFinite(value)).sort((a, b) => a - b);
+  if (!sorted.length) return null;
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+function summariseRuns(runs) {
+  const measured = runs.filter((run) => !run.failure);
+  if (!measured.length) return null;
+  return {
+    rps: median(measured.map((run) => run.rps)),
+    p99Ms: median(measured.map((run) => run.latencyMs.p99)),
+    p50Ms: median(measured.map((run) => run.latencyMs.p50)),
+    mibPerSecond: median(measured.map((run) => run.bytesPerSecond / 1048576)),
+    requests: measured.reduce((sum, run) => sum + run.requests, 0),
+    errors: measured.reduce((sum, run) => sum + run.errors, 0),
+  };
+}
+
+function isComparable(cell) {
+  return Boolean(cell && cell.median && cell.check === 'ok' && cell.median.requests > 0 && cell.median.errors <= cell.median.requests * MAX_ERROR_SHARE);
+}
+
+function ratioLabel(peer) {
+  return peer === 'svr-single' ? 'svr/single-threaded' : `svr/${peer}`;
+}
+
+// Ratios of the same round (measured minutes apart at most): their spread shows the machine's noise.
+function perRoundRatios(svr, other) {
+  const ratios = [];
+  for (const run of svr.runs) {
+    const peerRun = other.runs.find((candidate) => candidate.round === run.round);
+    if (run.rps && peerRun && peerRun.rps) ratios.push(run.rps / peerRun.rps);
+  }
+  return ratios;
+}
+
+function computeRatios(cells, scenarioNames) {
+  return scenarioNames.map((scenario) => {
+    const svr = cells.find((cell) => cell.scenario === scenario && cell.server === 'svr');
+    const ratios = {};
+    const ranges = {};
+    for (const peer of RATIO_PEERS) {
+      const other = cells.find((cell) => cell.scenario === scenario && cell.server === peer);
+      if (!svr || !other) continue;
+      const label = ratioLabel(peer);
+      const measured = svr.median && other.median;
+      ratios[label] = !measured ? undefined : isComparable(svr) && isComparable(other) ? svr.median.rps / other.median.rps : null;
+      const perRound = ratios[label] ? perRoundRatios(svr, other) : [];
+      if (perRound.length > 1) ranges[label] = [Math.min(...perRound), Math.max(...perRound)];
+    }
+    return { scenario, ratios, perRoundRange: ranges };
+  });
+}
+
+// --- formatting -------------------------------------------------------------------------------------
+
+function formatNumber(value, digits = 0) {
+  if (value === null || value === undefined || !Number.isFinite(value)) return '–';
+  return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+function markdownTable(header, rows) {
+  const lines = [header, header.map(() => '---'), ...rows];
+  return lines.map((cells) => `| ${cells.join(' | ')} |`).join('\n');
+}
+
+function cellNote(cell) {
+  if (cell.skipped) return cell.skipped;
+  if (cell.failure) return cell.failure.split('\n')[0];
+  const notes = [];
+  if (cell.check !== 'ok') notes.push(cell.check);
+  if (cell.encoding) notes.push(cell.encoding);
+  if (cell.crashed) notes.push(cell.crashed);
+  return notes.join('; ');
+}
+
+function resultsTable(cells) {
+  const rows = cells.map((cell) => {
+    const m = cell.median || {};
+    return [cell.scenario, cell.server, formatNumber(m.rps), formatNumber(m.p99Ms, 2), formatNumber(m.errors), cellNote(cell).replace(/\|/g, '/').slice(0, 120)];
+  });
+  return markdownTable(['scenario', 'server', 'req/s (median)', 'p99 ms', 'errors', 'note'], rows);
+}
+
+function ratioCell({ ratios, perRoundRange }, label) {
+  if (!(label in ratios)) return '';
+  if (ratios[label] === undefined) return '–';
+  if (ratios[label] === null) return 'n/c';
+  const range = perRoundRange && perRoundRange[label];
+  return `${formatNumber(ratios[label], 2)}×${range ? ` (${formatNumber(range[0], 2)}–${formatNumber(range[1], 2)})` : ''}`;
+}
+
+function ratiosTable(ratioRows) {
+  const labels = RATIO_PEERS.map(ratioLabel).filter((label) => ratioRows.some((row) => label in row.ratios));
+  const rows = ratioRows
+    .filter((row) => Object.keys(row.ratios).length)
+    .map((row) => [row.scenario, ...labels.map((label) => ratioCell(row, label))]);
+  return markdownTable(['scenario', ...labels], rows);
+}
+
+function mib(kib) {
+  return kib === null || kib === undefined ? '–' : formatNumber(kib / 1024, 1);
+}
+
+function rssSummary(rss) {
+  if (!rss || !rss.perProcessKiB.length) return '–';
+  return `${rss.perProcessKiB.map(mib).join(' / ')}`;
+}
+
+function startupCell(instance) {
+  if (instance.failure) return `failed: ${instance.failure.split('\n')[0].slice(0, 80)}`;
+  if (instance.startupMs === null) return `no 200 (${instance.note}); first answer ${formatNumber(instance.firstAnswerMs, 0)}`;
+  return formatNumber(instance.startupMs, 0);
+}
+
+function processTable(instances) {
+  const rows = instances.map((instance) => [
+    instance.crashes ? `${instance.server} (crashed ${instance.crashes.length}×)` : instance.server,
+    instance.site,
+    startupCell(instance),
+    rssSummary(instance.rssIdle),
+    rssSummary(instance.rssAfterLoad),
+  ]);
+  return markdownTable(['server', 'site', 'first 200 OK (ms from spawn)', 'worker RSS idle (MiB)', 'worker RSS after load (MiB)'], rows);
+}
+
+function formatReport(results) {
+  return [
+    `## Results (${results.meta.date}, ${results.meta.machine.cpuModel}, ${results.meta.machine.nproc} cores)`,
+    '',
+    resultsTable(results.cells),
+    '',
+    'Ratios of median requests/s, in brackets the lowest and highest ratio within one round',
+    '(–: one side not measured; n/c: not comparable, a check failed or errors > 0.1%):',
+    '',
+    ratiosTable(results.ratios),
+    '',
+    'Processes (RSS per serving process: workers of a primary/master, else the process itself):',
+    '',
+    processTable(results.instances),
+    '',
+  ].join('\n');
+}
+
+module.exports = { median, summariseRuns, computeRatios, formatReport };
