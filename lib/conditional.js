@@ -3,9 +3,12 @@
 // serve-handler only knows an exact If-None-Match string and answers a malformed Range with a 416
 // that streams the whole file, so this layer decides everything before a file is opened.
 
-// Quoted strong ETag from size and mtime: no file read, changes whenever the file does.
+// Quoted strong ETag from the file's identity and times: no file read, and it changes whenever
+// the file does — including a same-size file renamed over it with its mtime kept (rsync -t,
+// cp -p; a new inode) or rewritten in place with its mtime set back (ctime moves regardless).
 function makeETag(stats) {
-  return `"${stats.size.toString(16)}-${Math.floor(stats.mtimeMs).toString(16)}"`;
+  const hex = (n) => Math.floor(n).toString(16);
+  return `"${hex(stats.ino)}-${hex(stats.size)}-${hex(stats.mtimeMs)}-${hex(stats.ctimeMs)}"`;
 }
 
 function parseDate(value) {

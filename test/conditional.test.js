@@ -205,3 +205,22 @@ describe('ranges', () => {
     assert.equal(res.body.length, 0);
   });
 });
+
+describe('the ETag follows the file, not just its size and mtime', () => {
+  let srv;
+  before(async () => { srv = await start({}); });
+  after(() => srv.stop());
+
+  it('a same-size file renamed over it with the same mtime (rsync -t) gets a new ETag', async () => {
+    const file = path.join(srv.root, 'f.txt');
+    const old = await request(`${srv.url}/f.txt`);
+    const replacement = path.join(srv.root, 'f.txt.tmp');
+    fs.writeFileSync(replacement, BODY.toUpperCase()); // same length
+    fs.utimesSync(replacement, MTIME, MTIME);
+    fs.renameSync(replacement, file);
+    const res = await request(`${srv.url}/f.txt`, { headers: { 'If-None-Match': old.headers.etag } });
+    assert.equal(res.status, 200);
+    assert.equal(res.text, BODY.toUpperCase());
+    assert.notEqual(res.headers.etag, old.headers.etag);
+  });
+});
