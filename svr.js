@@ -26,20 +26,20 @@ function main() {
   const path = require('node:path');
   const { DEFAULT_CONFIG_FILE } = require('./lib/config');
   options.configFile = path.resolve(options.configFile ?? DEFAULT_CONFIG_FILE);
-  if (options.check) return check(options.configFile);
+  if (options.check) return check(options);
   if (options.singleThreaded) return require('./lib/single-threaded').runSingleThreaded(options);
   require('./lib/primary').runPrimary(options);
 }
 
-function check(configFile) {
-  const { loadConfig } = require('./lib/config');
-  const { config, errors } = loadConfig(configFile);
-  if (errors.length === 0) errors.push(...require('./lib/certificate').ensureCertificate(config, { configFile, checkOnly: true }).errors);
+// The same validation a start does (mods' config keys included), without generating anything.
+function check(options) {
+  const { readConfig } = require('./lib/primary');
+  const { errors } = readConfig(options, { checkOnly: true });
   if (errors.length === 0) {
-    console.log(`${configFile}: ok`);
+    console.log(`${options.configFile}: ok`);
     return;
   }
   for (const error of errors) process.stderr.write(`${error}\n`);
-  process.stderr.write(`${configFile}: ${errors.length} error${errors.length === 1 ? '' : 's'}\n`);
+  process.stderr.write(`${options.configFile}: ${errors.length} error${errors.length === 1 ? '' : 's'}\n`);
   process.exitCode = 1;
 }

@@ -15,13 +15,17 @@ let flushScheduled = false;
 function flush() {
   flushScheduled = false;
   if (pending === '') return;
-  const text = pending;
+  let data = Buffer.from(pending);
   pending = '';
-  try {
-    fs.writeSync(1, text);
-  } catch (error) {
-    if (error.code !== 'EAGAIN') throw error;
-    process.stdout.write(text); // a non-blocking stdout that is full: let the stream queue it
+  while (data.length > 0) {
+    try {
+      data = data.subarray(fs.writeSync(1, data)); // a pipe may take only part of it
+    } catch (error) {
+      // A full non-blocking stdout (a journald socket, say): let the stream queue the rest.
+      if (error.code === 'EAGAIN') process.stdout.write(data);
+      // Anything else (EPIPE: nobody reads stdout any more) loses the log, not the server.
+      return;
+    }
   }
 }
 

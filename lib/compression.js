@@ -11,6 +11,7 @@
 //   }
 // Everything configurable is compiled here, once per worker.
 
+const { compileRegexString } = require('./regex-string');
 const zlib = require('zlib');
 
 // Below this many bytes compression saves too little to pay for its headers and CPU (Caddy: 512).
@@ -115,14 +116,6 @@ function createStream(coding, size) {
   return coding === 'br'
     ? zlib.createBrotliCompress(brotliOptions(BROTLI_STREAM_QUALITY, size || 0))
     : zlib.createGzip({ level: GZIP_LEVEL });
-}
-
-// "/pattern/flags" as validated by the config loader (which is not loaded in workers: ajv's
-// schema compilation costs a quarter of a second of start-up).
-function compileRegexString(text) {
-  const m = /^\/(.*)\/([A-Za-z0-9]*)$/s.exec(text);
-  if (!m) throw new Error(`dontCompress: ${JSON.stringify(text)} is not a regular expression written as "/pattern/flags"`);
-  return new RegExp(m[1], m[2]);
 }
 
 function createCompression(config) {

@@ -20,7 +20,7 @@ const PATH_KEYS = ['wwwroot', 'cert', 'key', 'modsDirectory', 'stateDirectory'];
 // SVR.JS writes regular expressions as "/pattern/flags" strings. The greedy (.*) makes the last "/"
 // end the pattern, so "/a/b/" is the pattern "a/b": everything SVR.JS accepts (it demands "\/"
 // inside patterns) means the same here.
-const { REGEX_LITERAL, compileRegexString } = require('./regex-string');
+const { REGEX_LITERAL, compileRegexString, shortJson } = require('./regex-string');
 
 // Compiled once, on first use: a reload (SIGHUP) only runs the compiled validator. Not at module
 // load: workers require this module for compileRegexString only, and ajv's require + compilation
@@ -312,10 +312,6 @@ function pointerSegments(pointer) {
   return pointer.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
-function shortJson(value) {
-  const text = JSON.stringify(value) ?? String(value);
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
-}
 
 function quote(name) {
   return `"${name}"`;

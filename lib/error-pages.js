@@ -11,6 +11,7 @@
 //   - clients whose Accept prefers JSON get `{"error":{"status","message","description"}}`.
 // It never throws: if the response has already started it destroys the response instead.
 
+const { appendVary } = require('./response-headers');
 const fs = require('fs');
 const path = require('path');
 const http = require('http');
@@ -203,7 +204,7 @@ function createErrorPages(config, context) {
       res.setHeader('Content-Type', type);
       res.setHeader('Content-Length', Buffer.byteLength(body));
       res.setHeader('X-Content-Type-Options', 'nosniff');
-      res.setHeader('Vary', 'Accept'); // HTML or JSON by Accept: keep shared caches from mixing them
+      appendVary(res, 'Accept'); // HTML or JSON by Accept: keep shared caches from mixing them
       if (req && req.method === 'HEAD') res.end();
       else res.end(body);
     } catch (err) {

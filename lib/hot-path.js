@@ -24,6 +24,7 @@
 // the same blocking calls from its event loop. The cost: on a hung network file system the worker
 // blocks; the other workers go on serving.
 
+const { appendVary } = require('./response-headers');
 const fs = require('fs');
 const path = require('path');
 const stream = require('stream');
@@ -38,10 +39,7 @@ const DEFAULT_CACHE_BYTES = 32 * 1024 * 1024;
 const DEFAULT_CACHE_FILE_SIZE = 1024 * 1024;
 
 function addVary(res) {
-  const vary = res.getHeader('vary');
-  if (vary === undefined) return res.setHeader('Vary', 'Accept-Encoding');
-  const text = String(vary);
-  if (!/(?:^|,)\s*(?:accept-encoding|\*)\s*(?:,|$)/i.test(text)) res.setHeader('Vary', `${text}, Accept-Encoding`);
+  appendVary(res, 'Accept-Encoding');
 }
 
 // SVR_FILE_CACHE_SETTLE_MS: a test and diagnostics knob (see lib/file-cache.js), not a config key.

@@ -11,6 +11,7 @@
 //   prefers JSON; never an absolute server path in either form;
 // - at most MAX_ENTRIES entries are examined per request (the rest is counted, not listed).
 
+const { appendVary } = require('./response-headers');
 const fs = require('fs');
 const path = require('path');
 const { escapeHTML, wantsJSON } = require('./error-pages');
@@ -143,7 +144,7 @@ function createListing(config, context, { isHiddenReal, followSymlinks, realRoot
     res.statusCode = 200;
     res.setHeader('Content-Type', type);
     res.setHeader('Content-Length', Buffer.byteLength(body));
-    res.setHeader('Vary', 'Accept');
+    appendVary(res, 'Accept');
     res.setHeader('X-Content-Type-Options', 'nosniff');
     if (req.method === 'HEAD') res.end();
     else res.end(body);

@@ -177,8 +177,10 @@ function createParsePostData(req, res, { limit, fail, tempDir = os.tmpdir() }) {
       try {
         parsed = parseBody(body, req.headers['content-type'], tempDir);
       } catch (parseError) {
-        if (!(parseError instanceof BodyError)) throw parseError;
-        fail(parseError.status, undefined);
+        // A malformed body is the client's fault (400); anything else (a full disk while saving
+        // an upload, say) is ours: a 500 for this request, not an uncaught exception.
+        if (parseError instanceof BodyError) fail(parseError.status, undefined);
+        else fail(500, parseError);
         return;
       }
       if (parsed.tempFiles.length > 0) res.once('close', () => removeFiles(parsed.tempFiles));

@@ -147,7 +147,8 @@ class Supervisor {
   replaceLater(delay) {
     log.info(`starting a replacement worker in ${delay} ms`);
     setTimeout(() => {
-      if (this.stopping) return;
+      // A reload may have refilled the pool meanwhile: never run more than `workers`.
+      if (this.stopping || this.pool.size >= workerCount(this.config)) return;
       const worker = this.fork();
       this.whenReady(worker).catch((error) => log.error(`replacement worker failed: ${error.message}`));
     }, delay);
@@ -198,6 +199,7 @@ class Supervisor {
       }
       log.info(`reload complete: ${old.length} worker(s) replaced by ${target} in ${Date.now() - startedAt} ms`);
     } catch (error) {
+      if (this.stopping) return; // the stop drains every worker; abandoning them would cut requests
       log.error(`reload failed, still serving with the previous config: ${error.message}`);
       this.config = previous;
       for (const worker of fresh) this.abandon(worker);
@@ -218,6 +220,7 @@ class Supervisor {
   }
 
   drain(worker, idleGraceMs) {
+    if (worker.isDead()) return; // died during a reload before its turn to retire
     const timeoutMs = this.config.shutdownTimeout;
     if (worker.isConnected()) worker.send({ type: 'drain', idleGraceMs, timeoutMs });
     const backstop = setTimeout(() => worker.process.kill('SIGKILL'), timeoutMs + 2000);
@@ -246,7 +249,8 @@ class Supervisor {
 // The config file plus the command-line overrides, validated. The mods are loaded first (only
 // to read their configValidators: the keys they may add to the config). A mod that cannot load
 // stops the start; with --disable-mods it is only a warning.
-function readConfig(options) {
+// checkOnly (svr.js --check): validate the certificate files but generate nothing.
+function readConfig(options, { checkOnly = false } = {}) {
   const mods = readModValidators(options.configFile);
   if (mods.errors.length > 0) {
     if (!options.disableMods) return { errors: mods.errors, problem: 'cannot load the mods' };
@@ -258,7 +262,7 @@ function readConfig(options) {
   if (options.workers !== undefined) config.workers = options.workers;
   // HTTPS: check the certificate files, or make/renew the self-signed one, before any
   // worker (new ones on reload included) reads them.
-  const certificate = ensureCertificate(config, { configFile: options.configFile, log });
+  const certificate = ensureCertificate(config, { configFile: options.configFile, log, checkOnly });
   if (certificate.errors.length > 0) return { errors: certificate.errors };
   return { config, errors };
 }

@@ -20,4 +20,4 @@ function compileRegexString(text) {
   return new RegExp(parts[1], parts[2]);
 }
 
-module.exports = { REGEX_LITERAL, compileRegexString };
+module.exports = { REGEX_LITERAL, compileRegexString, shortJson };

@@ -68,4 +68,15 @@ function createResponseHeaders(config, context) {
   return { early, late };
 }
 
-module.exports = { createResponseHeaders, validateCustomHeaders };
+
+// Adds a request header name to Vary without dropping what customHeaders or another stage put
+// there (a cache must key on all of them).
+function appendVary(res, name) {
+  const current = res.getHeader('vary');
+  if (current === undefined) return res.setHeader('Vary', name);
+  const text = String(current);
+  const listed = text.split(',').map((token) => token.trim().toLowerCase());
+  if (!listed.includes(name.toLowerCase()) && !listed.includes('*')) res.setHeader('Vary', `${text}, ${name}`);
+}
+
+module.exports = { appendVary, createResponseHeaders, validateCustomHeaders };

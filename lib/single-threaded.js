@@ -3,6 +3,7 @@
 // the config and rebuilds the pipeline in place; a changed port needs a restart.
 
 const log = require('./log');
+const accessLog = require('./access-log');
 const { readConfig, banner } = require('./primary');
 const { startWorker } = require('./worker');
 const { installCrashHandlers } = require('./request-context');
@@ -26,6 +27,11 @@ function runSingleThreaded(options) {
   // serving and stops (exit code 1).
   installCrashHandlers({ log, onCrash: (error) => (worker ? worker.recycle(error) : process.exit(1)) });
   const stop = (signal) => {
+    if (worker.draining) {
+      log.warn(`${signal} again: stopping now`);
+      accessLog.flush();
+      process.exit(1);
+    }
     log.info(`${signal}: stopping gracefully`);
     worker.drain(0, worker.config.shutdownTimeout);
   };
@@ -44,19 +50,17 @@ function reload(worker, options) {
   for (const key of ['secure', 'sport', 'enableHTTP2', 'disableNonEncryptedServer', 'disableToHTTPSRedirect']) {
     if (config[key] !== worker.config[key]) log.warn(`${key} changed: restart to apply it`);
   }
-  try { // renewed certificate files, for new connections
-    if (config.secure) for (const listener of worker.listeners) if (listener.reload) listener.reload(config);
+  if (config.port !== worker.config.port) log.warn('the port changed: restart to listen on the new one');
+  try {
+    worker.build(config); // first: it is what refuses a config it cannot serve (bad wwwroot, say)
   } catch (error) {
     log.error(`reload failed, still serving with the previous config: ${error.message}`);
     return;
   }
-
-  if (config.port !== worker.config.port) log.warn('the port changed: restart to listen on the new one');
-  try {
-    worker.build(config);
-  } catch (error) { // the pipeline refused the new config (bad wwwroot, say)
-    log.error(`reload failed, still serving with the previous config: ${error.message}`);
-    return;
+  try { // renewed certificate files (already checked by readConfig), for new connections
+    if (config.secure) for (const listener of worker.listeners) if (listener.reload) listener.reload(config);
+  } catch (error) {
+    log.error(`the new certificate files could not be loaded, new connections keep the old ones: ${error.message}`);
   }
   worker.config = config;
   log.info('reload complete');

@@ -34,6 +34,7 @@ const { sanitizeTarget, encodePath, ALLOW } = require('./sanitize');
 const { createListing } = require('./listing');
 const { createHotPath } = require('./hot-path');
 const { lstatBeneath } = require('./file-cache');
+const { stateDirectory } = require('./certificate');
 
 const open = promisify(fs.open);
 const fstat = promisify(fs.fstat);
@@ -85,7 +86,7 @@ function createStatic(config, context, { sendError }) {
     config.modsDirectory // absolute from the loader; resolved against the config file's directory just in case
       ? path.resolve(context && context.configFile ? path.dirname(context.configFile) : installDir, config.modsDirectory)
       : path.join(installDir, 'mods'),
-    config.stateDirectory,
+    stateDirectory(config), // the generated TLS key lives there, wherever that is
   ].filter((p) => typeof p === 'string' && p).map(realOrSelf);
   // svr's own code, when the web root is the installation directory (or above it); a web root
   // that itself lies inside one of these directories is the admin's explicit choice.

@@ -72,12 +72,16 @@ class Worker {
     const { server, port } = listener;
     server.on('connection', (socket) => this.track(socket));
     return new Promise((resolve) => {
-      server.once('error', (error) => {
+      const onListenError = (error) => {
         const describe = FATAL_LISTEN_ERRORS[error.code];
         this.hooks.fatal(error.code, describe ? describe(port) : `cannot listen on port ${port}: ${error.message}`);
-      });
+      };
+      server.once('error', onListenError);
       server.listen(port, () => {
         listener.port = server.address().port;
+        // From now on an error is one failed accept (EMFILE, say): log it and keep serving.
+        server.off('error', onListenError);
+        server.on('error', (error) => log.error(`port ${listener.port}: ${error.message}`));
         resolve();
       });
     });
