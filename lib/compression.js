@@ -129,7 +129,7 @@ function createCompression(config) {
     }
     return true;
   }
-  return { negotiate, isCompressible, compress, createStream, SIBLING_EXT, CODINGS };
+  return { negotiate, isCompressible, compress, createStream, SIBLING_EXT };
 }
 
 module.exports = { createCompression, negotiate, isCompressibleType, MIN_SIZE, SIBLING_EXT };

@@ -148,7 +148,6 @@ function createStatic(config, context, { sendError }) {
       return { status: errorStatus(err), error: err };
     }
     if (real !== realRoot && !real.startsWith(rootPrefix)) return { status: 404 }; // escapes the root
-    if (!followSymlinks && real !== lexical) return { status: 404 }; // a symlink somewhere on the way
     const rel = path.relative(realRoot, real);
     if (hasDotSegment(rel) || isProtected(real)) return { status: 404 };
     let stats;

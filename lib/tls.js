@@ -213,7 +213,6 @@ module.exports = {
   loadTlsContext,
   certificateFiles,
   sniMatcher,
-  versionOptions,
   createSecureServer,
   createRedirectHandler,
   secureHandler,

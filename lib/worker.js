@@ -167,8 +167,9 @@ function runClusterWorker() {
     if (confirmNoMoreConnections) confirmNoMoreConnections(); // no primary, no more connections
     if (worker) worker.drain(0, 1000); else process.exit(0);
   });
-  // A terminal's Ctrl-C and systemd's stop signal the whole process group: drain as the
-  // primary would ask. A terminal hang-up must not kill workers; reloads are the primary's.
+  // A terminal's Ctrl-C signals the whole process group (systemd, with KillMode=mixed, signals only
+  // the primary): drain as the primary would ask. A terminal hang-up must not kill workers;
+  // reloads are the primary's.
   const drainNow = () => { if (worker) worker.drain(0, worker.config.shutdownTimeout); else process.exit(0); };
   process.on('SIGTERM', drainNow);
   process.on('SIGINT', drainNow);
