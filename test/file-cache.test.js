@@ -8,7 +8,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const zlib = require('node:zlib');
 const { startServer, request, makeTempDir } = require('./helpers');
-const { FileCache } = require('../lib/file-cache');
+const { FileCache } = require('../lib/pipeline/static/file-cache');
 
 const A = 'A'.repeat(3000);
 const B = 'B'.repeat(3000);
@@ -227,8 +227,8 @@ describe('FileCache (unit)', () => {
 });
 
 describe('hot path with a file that has not settled (unit)', () => {
-  const { createHotPath } = require('../lib/hot-path');
-  const { contentType } = require('../lib/static');
+  const { createHotPath } = require('../lib/pipeline/static/respond');
+  const { contentType } = require('../lib/pipeline/static');
   let dir;
   before(() => { dir = makeTempDir('svr-hot-path-'); });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));

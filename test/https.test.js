@@ -12,7 +12,7 @@ const net = require('node:net');
 const forge = require('node-forge');
 const { request, runSvr, makeTempDir, getFreePort } = require('./helpers');
 const { startTlsServer, httpsRequest, h2Request, curl, peerCertificate, writePair } = require('./tls-helpers');
-const { generateSelfSigned } = require('../lib/certificate');
+const { generateSelfSigned } = require('../lib/net/certificate');
 
 const DAY = 24 * 60 * 60 * 1000;
 

@@ -2,11 +2,11 @@
 // --single-threaded: the worker's code in this one process, for debugging. SIGHUP re-reads
 // the config and rebuilds the pipeline in place; a changed port needs a restart.
 
-const log = require('./log');
-const accessLog = require('./access-log');
+const log = require('../log');
+const accessLog = require('../access-log');
 const { readConfig, banner } = require('./primary');
 const { startWorker } = require('./worker');
-const { installCrashHandlers } = require('./request-context');
+const { installCrashHandlers } = require('../request-context');
 
 function runSingleThreaded(options) {
   const { config, errors, problem } = readConfig(options);

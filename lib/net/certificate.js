@@ -21,8 +21,8 @@ const VALIDITY_DAYS = 825; // the most browsers accept for a TLS server certific
 const RENEW_BEFORE_DAYS = 30;
 const CERT_NAME = 'selfsigned-cert.pem';
 const KEY_NAME = 'selfsigned-key.pem';
-const SVR_ROOT = path.join(__dirname, '..');
-const defaultLog = require('./log');
+const { INSTALL_DIR: SVR_ROOT } = require('../product');
+const defaultLog = require('../log');
 
 // Where svr keeps what it makes itself (the self-signed certificate):
 // config.stateDirectory, else $STATE_DIRECTORY (set by systemd's StateDirectory=,

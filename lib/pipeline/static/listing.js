@@ -11,12 +11,12 @@
 //   prefers JSON; never an absolute server path in either form;
 // - at most MAX_ENTRIES entries are examined per request (the rest is counted, not listed).
 
-const { appendVary } = require('./response-headers');
+const { appendVary } = require('../response-headers');
 const fs = require('fs');
 const path = require('path');
-const { escapeHTML, wantsJSON } = require('./error-pages');
-const { serverString } = require('./server-string');
-const { encodePath, encodeSegment } = require('./sanitize');
+const { escapeHTML, wantsJSON } = require('../error-pages');
+const { serverString } = require('../../product');
+const { encodePath, encodeSegment } = require('../sanitize');
 
 const MAX_ENTRIES = 10000;
 // Case-insensitive, accents after their base letter, numbers by value (file2 before file10).

@@ -3,7 +3,7 @@
 // whose value contains SVR.JS's `{path}` placeholder are filled in (with req.url after rewriting).
 
 const http = require('http');
-const { serverString } = require('./server-string');
+const { serverString } = require('../product');
 
 // Returns a list of problems (strings with key paths); empty when all headers are usable.
 function validateCustomHeaders(customHeaders) {

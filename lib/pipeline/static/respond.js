@@ -24,7 +24,7 @@
 // the same blocking calls from its event loop. The cost: on a hung network file system the worker
 // blocks; the other workers go on serving.
 
-const { appendVary } = require('./response-headers');
+const { appendVary } = require('../response-headers');
 const fs = require('fs');
 const path = require('path');
 const stream = require('stream');

@@ -4,13 +4,13 @@
 // keep-alive connections as they fall idle, then exits 0.
 
 const net = require('node:net');
-const log = require('./log');
-const accessLog = require('./access-log');
-const { createPipeline } = require('./pipeline');
-const { createListeners } = require('./listeners');
-const { prepareScripting } = require('./scripting');
-const { installCrashHandlers } = require('./request-context');
-const { version } = require('../package.json');
+const log = require('../log');
+const accessLog = require('../access-log');
+const { createPipeline } = require('../pipeline');
+const { createListeners } = require('../net/listeners');
+const { prepareScripting } = require('../pipeline/scripting');
+const { installCrashHandlers } = require('../request-context');
+const { version } = require('../../package.json');
 
 // Errors on listen that no restart can fix: the primary stops with the message instead of looping.
 const FATAL_LISTEN_ERRORS = {

@@ -21,12 +21,12 @@ const http = require('node:http');
 const path = require('node:path');
 const querystring = require('node:querystring');
 const { loadMods, modsDirectory, INSTALL_DIR } = require('./mods');
-const { compileServerSideScript, scriptPath, SCRIPT_NAME } = require('./server-side-script');
+const { compileServerSideScript, scriptPath, SCRIPT_NAME } = require('./legacy-script');
 const { createParsePostData } = require('./post-data');
-const { createAuthenticator } = require('./basic-auth');
-const { requestContext, describe } = require('./request-context');
-const { serverString } = require('./server-string');
-const { version } = require('../package.json');
+const { createAuthenticator } = require('../auth');
+const { requestContext, describe } = require('../../request-context');
+const { serverString } = require('../../product');
+const { version } = require('../../../package.json');
 
 const DEFAULT_PAGE = 'index.html';
 

@@ -3,7 +3,7 @@
 // worker can bind them, report them, and close them when it drains.
 
 const http = require('node:http');
-const { createSecureServer, createRedirectHandler } = require('./tls');
+const { createSecureServer, createRedirectHandler } = require('./tls-context');
 
 function serverOptions(config) {
   return {

@@ -15,7 +15,7 @@ const { appendVary } = require('./response-headers');
 const fs = require('fs');
 const path = require('path');
 const http = require('http');
-const { serverString } = require('./server-string');
+const { serverString } = require('../product');
 
 const MAX_CUSTOM_PAGE = 1024 * 1024;
 

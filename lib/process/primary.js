@@ -4,11 +4,11 @@
 // workers in on SIGHUP one at a time, and drains everything on SIGTERM/SIGINT.
 
 const cluster = require('node:cluster');
-const log = require('./log');
-const { loadConfig, workerCount } = require('./config');
-const { readModValidators } = require('./mods');
-const { version } = require('../package.json');
-const { ensureCertificate, startRenewalTimer } = require('./certificate');
+const log = require('../log');
+const { loadConfig, workerCount } = require('../config/load');
+const { readModValidators } = require('../pipeline/scripting/mods');
+const { version } = require('../../package.json');
+const { ensureCertificate, startRenewalTimer } = require('../net/certificate');
 
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_CAP_MS = 15000;

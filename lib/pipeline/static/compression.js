@@ -11,7 +11,7 @@
 //   }
 // Everything configurable is compiled here, once per worker.
 
-const { compileRegexString } = require('./regex-string');
+const { compileRegexString } = require('../../config/regex-string');
 const zlib = require('zlib');
 
 // Below this many bytes compression saves too little to pay for its headers and CPU (Caddy: 512).

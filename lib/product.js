@@ -2,7 +2,11 @@
 // How the server names itself: in the Server header, error-page footers and --version.
 
 const os = require('node:os');
+const path = require('node:path');
 const { version } = require('../package.json');
+
+// Where svr is installed: the directory holding svr.js (the default config, mods and state live there).
+const INSTALL_DIR = path.resolve(__dirname, '..');
 
 const PRODUCT = 'svr';
 
@@ -20,4 +24,4 @@ function versionString() {
   return `${PRODUCT}/${version} (${osName()}; Node.js/${process.version})`;
 }
 
-module.exports = { serverString, versionString, PRODUCT, version };
+module.exports = { serverString, versionString, PRODUCT, version, INSTALL_DIR };

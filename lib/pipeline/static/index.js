@@ -30,11 +30,12 @@ function serveHandler(...args) {
   return serveHandlerModule(...args);
 }
 const { makeETag, evaluatePreconditions, ifRangeMatches, parseRange } = require('./conditional');
-const { sanitizeTarget, encodePath, ALLOW } = require('./sanitize');
+const { sanitizeTarget, encodePath, ALLOW } = require('../sanitize');
 const { createListing } = require('./listing');
-const { createHotPath } = require('./hot-path');
+const { createHotPath } = require('./respond');
 const { lstatBeneath } = require('./file-cache');
-const { stateDirectory } = require('./certificate');
+const { stateDirectory } = require('../../net/certificate');
+const { INSTALL_DIR } = require('../../product');
 
 const open = promisify(fs.open);
 const fstat = promisify(fs.fstat);
@@ -80,7 +81,7 @@ function createStatic(config, context, { sendError }) {
   const rootPrefix = realRoot === '/' ? '/' : realRoot + path.sep;
 
   // The server's own files, never served whatever the web root is.
-  const installDir = path.resolve(__dirname, '..');
+  const installDir = INSTALL_DIR;
   const protectedPaths = [
     context && context.configFile,
     config.modsDirectory // absolute from the loader; resolved against the config file's directory just in case

@@ -13,7 +13,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 
-const INSTALL_DIR = path.resolve(__dirname, '..');
+const { INSTALL_DIR } = require('../../product');
 const DEFAULT_MODS_DIRECTORY = path.join(INSTALL_DIR, 'mods');
 
 class ModLoadError extends Error {

@@ -17,7 +17,7 @@
 const fs = require('fs');
 const path = require('path');
 const { sanitizeTarget } = require('./sanitize');
-const { compileRegexString } = require('./regex-string');
+const { compileRegexString } = require('../config/regex-string');
 
 function compileHost(host) {
   if (host === undefined || host === null || host === '*') return null;

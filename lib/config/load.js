@@ -8,10 +8,10 @@
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const schema = require('../config/svr-config.schema.json');
+const schema = require('../../config/svr-config.schema.json');
 const { describeJsonSyntaxError } = require('./json-error');
 
-const DEFAULT_CONFIG_FILE = path.join(__dirname, '..', 'config', 'svr-config.json');
+const DEFAULT_CONFIG_FILE = path.join(__dirname, '..', '..', 'config', 'svr-config.json');
 
 // Keys holding file-system paths, resolved against the config file's directory.
 // (errorPages[].path and page404 stay relative to wwwroot, as in SVR.JS.)
