@@ -4,6 +4,7 @@
 
 const http = require('node:http');
 const { createSecureServer, createRedirectHandler } = require('./tls-context');
+const { handleUpgrade } = require('./upgrade');
 
 function serverOptions(config) {
   return {
@@ -22,7 +23,9 @@ function applyTimeouts(server, config) {
 
 // handler(req, res, handle?): the worker's entry point; `handle`, when given, answers the
 // request instead of the pipeline (the plain listener's redirect to HTTPS).
-function createListeners(config, handler) {
+// onConnect(req, socket, head): CONNECT requests (Node would close the connection unanswered
+// without a listener). Requests with an Upgrade header go to handler as well (upgrade.js).
+function createListeners(config, handler, onConnect) {
   const listeners = [];
   if (!config.secure || !config.disableNonEncryptedServer) {
     const redirect = config.secure && !config.disableToHTTPSRedirect ? createRedirectHandler(config) : null;
@@ -34,6 +37,10 @@ function createListeners(config, handler) {
     const { server, drain, reload } = createSecureServer(config, handler, serverOptions(config));
     applyTimeouts(server, config);
     listeners.push({ server, port: config.sport, scheme: 'https', drain, reload });
+  }
+  for (const { server } of listeners) {
+    if (onConnect) server.on('connect', onConnect);
+    server.on('upgrade', (req, socket, head) => handleUpgrade(req, socket, head, handler));
   }
   return listeners;
 }

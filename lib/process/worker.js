@@ -8,7 +8,7 @@ const log = require('../log');
 const accessLog = require('../access-log');
 const { createPipeline } = require('../pipeline');
 const { createListeners } = require('../net/listeners');
-const { prepareScripting } = require('../pipeline/scripting');
+const { prepareScripting, BARE_501 } = require('../pipeline/scripting');
 const { installCrashHandlers } = require('../request-context');
 const { version } = require('../../package.json');
 
@@ -31,16 +31,31 @@ class Worker {
     this.draining = false;
     this.configFile = configFile;
     this.build(config);
-    this.listeners = createListeners(config, (req, res, handle) => this.onRequest(req, res, handle));
+    this.listeners = createListeners(config, (req, res, handle) => this.onRequest(req, res, handle),
+      (req, socket, head) => this.onConnect(req, socket, head));
   }
 
   // The per-config parts, built once; a single-threaded reload builds them again.
   // Mods and serverSideScript.js are loaded here, before the pipeline, so that a mod that
   // cannot load fails the start (or the reload) with its own message.
+  // The working directory is the web root, as SVR.JS documents for scripts and mods.
   build(config) {
+    enterWebRoot(config.wwwroot);
     const scripting = this.disableMods ? null : prepareScripting(config, { log });
-    this.handle = createPipeline(config, { log, configFile: this.configFile, version, createScripting: scripting && scripting.createScripting });
+    let stage = null;
+    const createScripting = scripting && ((tools) => (stage = scripting.createScripting(tools)));
+    this.handle = createPipeline(config, { log, configFile: this.configFile, version, createScripting });
+    this.proxyRequest = stage && stage.proxyRequest; // absolute-form requests, when a mod takes them
+    this.connect = stage && stage.connect;
     this.logRequest = accessLog.createAccessLog(config);
+  }
+
+  // CONNECT: the mods' proxy handlers, or a bare 501 (SVR.JS's answer without a proxy mod).
+  onConnect(req, socket, head) {
+    if (this.connect) return this.connect(req, socket, head);
+    socket.on('error', () => {});
+    socket.end(BARE_501);
+    return undefined;
   }
 
   // handle: what answers the request; the pipeline unless the listener says otherwise.
@@ -55,7 +70,9 @@ class Worker {
     }
     // HTTP/2 has no Connection header: its sessions are sent a GOAWAY when the drain starts.
     if (this.draining && !res.headersSent && req.httpVersionMajor < 2) res.setHeader('Connection', 'close');
+    if (this.proxyRequest && handle === this.handle && isAbsoluteForm(req.url)) return this.proxyRequest(req, res);
     handle(req, res);
+    return undefined;
   }
 
   track(socket) {
@@ -136,6 +153,18 @@ class Worker {
     this.exitCode = 1;
     if (this.hooks.recycle) this.hooks.recycle(reason);
     this.drain(0, this.config.shutdownTimeout);
+  }
+}
+
+function isAbsoluteForm(target) {
+  return typeof target === 'string' && target !== '*' && !target.startsWith('/');
+}
+
+function enterWebRoot(wwwroot) {
+  try {
+    process.chdir(wwwroot);
+  } catch (error) {
+    log.warn(`cannot make the web root ${wwwroot} the working directory: ${error.code || error.message}`);
   }
 }
 

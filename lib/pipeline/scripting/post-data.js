@@ -159,8 +159,8 @@ function createParsePostData(req, res, { limit, fail, tempDir = os.tmpdir() }) {
   return function parsePostData(options, callback) {
     if (typeof options === 'function' && callback === undefined) callback = options;
     if (typeof callback !== 'function') throw new TypeError('parsePostData needs a callback(fields, files)');
-    if (!BODY_METHODS.has(req.method)) {
-      fail(405, undefined, { Allow: 'POST, PUT, PATCH' });
+    if (req.method !== 'POST') { // as SVR.JS: parsePostData is for POST
+      fail(405, undefined, { Allow: 'POST' });
       return;
     }
     readBody(req, limit, (error, body) => {
