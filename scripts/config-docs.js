@@ -92,12 +92,33 @@ function typeOf(schema, raw, subTables) {
     }
     return type;
   });
-  return parts.join(' or ');
+  return parts.join(' or ') + unitOf(raw, node);
+}
+
+// The unit of a number, from the schema's "milliseconds" type or the words of the description.
+function unitOf(raw, node) {
+  if (!node.type || ![].concat(node.type).includes('integer')) return '';
+  if (raw.$ref === '#/$defs/milliseconds') return ' (ms)';
+  const description = node.description || '';
+  if (/\bbytes\b/.test(description)) return ' (bytes)';
+  if (/\bin seconds\b/.test(description)) return ' (seconds)';
+  return '';
+}
+
+// 33554432 -> "32 MiB", for defaults of keys measured in bytes.
+function readableBytes(value) {
+  for (const [unit, size] of [['GiB', 2 ** 30], ['MiB', 2 ** 20], ['KiB', 2 ** 10]]) {
+    if (value >= size && value % size === 0) return `${value / size} ${unit}`;
+  }
+  return null;
 }
 
 function defaultOf(name, node, longDefaults) {
   if (!('default' in node)) return '—';
   const text = JSON.stringify(node.default);
+  const inBytes = Number.isInteger(node.default) && /\bbytes\b/.test(node.description || '');
+  const readable = inBytes && readableBytes(node.default);
+  if (readable) return `${code(text)} (${readable})`;
   if (text.length <= LONG_DEFAULT) return code(text);
   longDefaults.push([name, node.default]);
   return `[below](#${anchorOf(['default', name])})`;
