@@ -35,6 +35,9 @@ const GROUPS = [
     'cipherSuite', 'hstsMaxAge', 'stateDirectory']],
   ['Compression and the file cache', ['enableCompression', 'dontCompress', 'fileCacheMaxBytes',
     'fileCacheMaxFileSize']],
+  // Keys of the reverse proxy and monitoring work; a name the schema does not have is skipped.
+  ['Reverse proxy and monitoring', ['proxy', 'trustedProxies', 'acceptProxyProtocol', 'health',
+    'metrics']],
 ];
 
 // A default longer than this is shown below the tables instead of in its cell.
@@ -68,9 +71,24 @@ function rangeOf(node) {
   return '';
 }
 
-// "integer 0–65535", "boolean", "`"combined"` | `"json"`", "array of rewrite rules", ...
+// The identity of a schema node for the sub-table map: its $ref when it has one (so two keys of
+// the same $defs type share one table), else the node itself.
+function idOf(raw) {
+  return (raw && raw.$ref) || raw;
+}
+
+function subTableLink(subTables, raw) {
+  const sub = raw && subTables.get(idOf(raw));
+  return sub && `[${sub.title}](#${sub.anchor})`;
+}
+
+// "integer 0–65535", "boolean", "`"combined"` | `"json"`", "array of [`rewriteMap` entries](#...)"...
 function typeOf(schema, raw, subTables) {
   const node = resolveRef(schema, raw);
+  const alternatives = node.anyOf || node.oneOf;
+  if (alternatives) {
+    return [...new Set(alternatives.map((alt) => typeOf(schema, alt, subTables)))].join(' or ');
+  }
   if (node.enum) return node.enum.map((v) => code(JSON.stringify(v))).join(' | ');
   const types = [].concat(node.type || []);
   const parts = types.map((type) => {
@@ -78,15 +96,17 @@ function typeOf(schema, raw, subTables) {
     if (type === 'string' && node.format === 'svr-regex') return 'regular expression string';
     if (type === 'array') {
       const items = node.items || {};
-      const sub = subTables.get(items);
-      if (sub) return `array of [${sub.title}](#${sub.anchor})`;
+      const link = subTableLink(subTables, items);
+      if (link) return `array of ${link}`;
       if (resolveRef(schema, items).format === 'svr-regex') return 'array of regular expression strings';
-      return 'array of ' + (resolveRef(schema, items).type || 'values') + 's';
+      return 'array of ' + (resolveRef(schema, items).type || 'value') + 's';
     }
     if (type === 'object') {
+      const fields = node.properties && subTableLink(subTables, raw);
+      if (fields) return `object (${fields})`;
       const values = node.additionalProperties;
-      const sub = values && subTables.get(values);
-      if (sub) return `object of [${sub.title}](#${sub.anchor})`;
+      const link = typeof values === 'object' && subTableLink(subTables, values);
+      if (link) return `object of ${link}`;
       if (values && values.type) return `object of ${values.type}s`;
       return 'object';
     }
@@ -135,19 +155,25 @@ function row(schema, keyPath, raw, subTables, longDefaults) {
 
 const HEADER = ['| Key | Type | Default | Meaning |', '| --- | --- | --- | --- |'];
 
-// Tables for the objects inside arrays and maps: rewrite rules and their replacements, error pages,
-// accounts, SNI certificates. Keyed by the schema node of the entry, so a type can find its link.
+// Tables for the keys inside keys: the fields of an object-valued key (or of the object form of
+// an anyOf), and the fields of the entries of an array or map (rewrite rules, error pages, users,
+// SNI certificates). Found recursively; a $defs type used by several keys gets one table.
 function findSubTables(schema, properties = schema.properties, parentPath = [], subTables = new Map()) {
   for (const [key, raw] of Object.entries(properties)) {
     const node = resolveRef(schema, raw);
-    const inner = node.items || (typeof node.additionalProperties === 'object' && node.additionalProperties);
-    if (!inner) continue;
-    const def = resolveRef(schema, inner);
-    if (!def.properties || subTables.has(inner)) continue;
     const keyPath = [...parentPath, key];
-    const title = code(keyPath.join('.')) + (node.items ? ' entries' : ' values');
-    subTables.set(inner, { keyPath, def, title, anchor: anchorOf([...keyPath, 'entries']) });
-    findSubTables(schema, def.properties, keyPath, subTables);
+    const candidates = [];
+    if (node.properties) candidates.push([raw, 'fields']);
+    for (const alt of node.anyOf || node.oneOf || []) candidates.push([alt, 'fields']);
+    if (node.items) candidates.push([node.items, 'entries']);
+    if (typeof node.additionalProperties === 'object') candidates.push([node.additionalProperties, 'entries']);
+    for (const [inner, kind] of candidates) {
+      const def = resolveRef(schema, inner);
+      if (!def.properties || subTables.has(idOf(inner))) continue;
+      const title = `${code(keyPath.join('.'))} ${kind}`;
+      subTables.set(idOf(inner), { keyPath, def, title, anchor: anchorOf([...keyPath, kind]) });
+      findSubTables(schema, def.properties, keyPath, subTables);
+    }
   }
   return subTables;
 }
