@@ -21,10 +21,8 @@ const VALIDITY_DAYS = 825; // the most browsers accept for a TLS server certific
 const RENEW_BEFORE_DAYS = 30;
 const CERT_NAME = 'selfsigned-cert.pem';
 const KEY_NAME = 'selfsigned-key.pem';
+const { stateDirectory } = require('../product');
 const defaultLog = require('../log');
-
-// Where svr keeps what it makes itself (lib/state-directory.js).
-const { stateDirectory } = require('../state-directory');
 
 function selfSignedPaths(config, env) {
   const dir = stateDirectory(config, env);

@@ -3,7 +3,7 @@
 // worker can bind them, report them, and close them when it drains.
 
 const http = require('node:http');
-const { createSecureServer, createRedirectHandler } = require('./tls-context');
+const { createSecureServer } = require('./tls-context');
 const { handleUpgrade } = require('./upgrade');
 
 function serverOptions(config) {
@@ -21,26 +21,29 @@ function applyTimeouts(server, config) {
   server.requestTimeout = config.requestTimeout;
 }
 
-// handler(req, res, handle?): the worker's entry point; `handle`, when given, answers the
-// request instead of the pipeline (the plain listener's redirect to HTTPS).
-// onConnect(req, socket, head): CONNECT requests (Node would close the connection unanswered
-// without a listener). Requests with an Upgrade header go to handler as well (upgrade.js).
-function createListeners(config, handler, onConnect) {
+// handlers: { site(req, res), httpsRedirect(req, res), connect?(req, socket, head) }, the
+// worker's entry points. The plain listener of an HTTPS site answers with httpsRedirect unless
+// disableToHTTPSRedirect is set. CONNECT requests go to handlers.connect (without a listener Node
+// would close the connection unanswered); requests with an Upgrade header go to the listener's
+// request handler as well (upgrade.js).
+function createListeners(config, handlers) {
   const listeners = [];
+  const handler = handlers.site;
   if (!config.secure || !config.disableNonEncryptedServer) {
-    const redirect = config.secure && !config.disableToHTTPSRedirect ? createRedirectHandler(config) : null;
-    const server = http.createServer(serverOptions(config), redirect ? (req, res) => handler(req, res, redirect) : handler);
+    const redirect = config.secure && !config.disableToHTTPSRedirect;
+    const onRequest = redirect ? handlers.httpsRedirect : handler;
+    const server = http.createServer(serverOptions(config), onRequest);
     applyTimeouts(server, config);
-    listeners.push({ server, port: config.port, scheme: 'http' });
+    listeners.push({ server, port: config.port, scheme: 'http', onRequest });
   }
   if (config.secure) {
     const { server, drain, reload } = createSecureServer(config, handler, serverOptions(config));
     applyTimeouts(server, config);
-    listeners.push({ server, port: config.sport, scheme: 'https', drain, reload });
+    listeners.push({ server, port: config.sport, scheme: 'https', drain, reload, onRequest: handler });
   }
-  for (const { server } of listeners) {
-    if (onConnect) server.on('connect', onConnect);
-    server.on('upgrade', (req, socket, head) => handleUpgrade(req, socket, head, handler));
+  for (const { server, onRequest } of listeners) {
+    if (handlers.connect) server.on('connect', handlers.connect);
+    server.on('upgrade', (req, socket, head) => handleUpgrade(req, socket, head, onRequest));
   }
   return listeners;
 }

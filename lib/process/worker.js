@@ -8,9 +8,8 @@ const log = require('../log');
 const accessLog = require('../access-log');
 const { createPipeline } = require('../pipeline');
 const { createListeners } = require('../net/listeners');
-const { prepareScripting, BARE_501 } = require('../pipeline/scripting');
+const { BARE_501 } = require('../pipeline/scripting');
 const { installCrashHandlers } = require('../request-context');
-const { version } = require('../../package.json');
 
 // Errors on listen that no restart can fix: the primary stops with the message instead of looping.
 const FATAL_LISTEN_ERRORS = {
@@ -31,35 +30,34 @@ class Worker {
     this.draining = false;
     this.configFile = configFile;
     this.build(config);
-    this.listeners = createListeners(config, (req, res, handle) => this.onRequest(req, res, handle),
-      (req, socket, head) => this.onConnect(req, socket, head));
+    this.listeners = createListeners(config, {
+      site: (req, res) => this.onRequest(req, res, this.pipeline.handle),
+      httpsRedirect: (req, res) => this.onRequest(req, res, this.pipeline.httpsRedirect),
+      connect: (req, socket, head) => this.onConnect(req, socket, head),
+    });
   }
 
-  // The per-config parts, built once; a single-threaded reload builds them again.
-  // Mods and serverSideScript.js are loaded here, before the pipeline, so that a mod that
-  // cannot load fails the start (or the reload) with its own message.
-  // The working directory is the web root, as SVR.JS documents for scripts and mods.
+  // The per-config parts, built once; a single-threaded reload builds them again. The pipeline
+  // loads the mods and serverSideScript.js, so a mod that cannot load fails the start (or the
+  // reload) with its own message. The working directory is the web root, as SVR.JS documents
+  // for scripts and mods.
   build(config) {
     enterWebRoot(config.wwwroot);
-    const scripting = this.disableMods ? null : prepareScripting(config, { log });
-    let stage = null;
-    const createScripting = scripting && ((tools) => (stage = scripting.createScripting(tools)));
-    this.handle = createPipeline(config, { log, configFile: this.configFile, version, createScripting });
-    this.proxyRequest = stage && stage.proxyRequest; // absolute-form requests, when a mod takes them
-    this.connect = stage && stage.connect;
+    this.pipeline = createPipeline(config, { log, configFile: this.configFile, disableMods: this.disableMods });
     this.logRequest = accessLog.createAccessLog(config);
   }
 
   // CONNECT: the mods' proxy handlers, or a bare 501 (SVR.JS's answer without a proxy mod).
   onConnect(req, socket, head) {
-    if (this.connect) return this.connect(req, socket, head);
+    if (this.pipeline.connect) return this.pipeline.connect(req, socket, head);
     socket.on('error', () => {});
     socket.end(BARE_501);
     return undefined;
   }
 
-  // handle: what answers the request; the pipeline unless the listener says otherwise.
-  onRequest(req, res, handle = this.handle) {
+  // handle: what answers the request (the site's pipeline, or the plain port's HTTPS redirect).
+  // An absolute-form request goes to the mods that take proxy requests, when there are any.
+  onRequest(req, res, handle) {
     if (this.logRequest) this.logRequest(req, res);
     // Sockets are tracked as accepted; over TLS req.socket is the TLS socket wrapping it
     // (for HTTP/2, a proxy of it), whose _parent is the accepted one.
@@ -70,7 +68,7 @@ class Worker {
     }
     // HTTP/2 has no Connection header: its sessions are sent a GOAWAY when the drain starts.
     if (this.draining && !res.headersSent && req.httpVersionMajor < 2) res.setHeader('Connection', 'close');
-    if (this.proxyRequest && handle === this.handle && isAbsoluteForm(req.url)) return this.proxyRequest(req, res);
+    if (this.pipeline.proxyRequest && handle === this.pipeline.handle && isAbsoluteForm(req.url)) return this.pipeline.proxyRequest(req, res);
     handle(req, res);
     return undefined;
   }

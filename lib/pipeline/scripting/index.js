@@ -2,24 +2,24 @@
 // Stage 4 of the pipeline: server-side JavaScript. Mods in file-name order, then
 // serverSideScript.js, then (via next) the static stage.
 //
-//   prepareScripting(config, { log }) -> null | { mods, script, scriptFile, createScripting }
-//     Loads the mods and compiles the script once (a worker calls it at start; a reload builds
-//     a new worker). Throws ModLoadError / ScriptLoadError naming the file. Returns null when
+//   createScriptingStage(site) -> null | scripting(req, res, next)
+//     Loads the mods and compiles the script once (when a worker builds its pipeline, at start
+//     and on a reload). Throws ModLoadError / ScriptLoadError naming the file. Returns null when
 //     there is neither a mod nor a script, so the pipeline runs without this stage.
-//   createScripting({ sendError }) -> scripting(req, res, next)   (the pipeline's seam), with
+//     The stage function also carries, for the worker's listeners:
 //     scripting.proxyRequest(req, res)        an absolute-form (forward proxy) request, or null
 //                                             when no mod takes them (see below)
 //     scripting.connect(req, socket, head)    a CONNECT request, or null when no mod has a proxy
 //                                             handler (the listener then answers 501)
 //
 // A request gets, before the first mod runs: req.parsedURL, req.originalParsedURL (frozen
-// url.parse-style objects with a `query` object), req.authUser (lib/basic-auth.js), req.isProxy,
-// req.rewriteURL(url, callback); res.error(code[, extName][, error][, headers]),
-// res.redirect(dest[, isTemporary][, keepMethod][, headers]), res.responseEnd(body), res.head,
-// res.foot. Errors: a synchronous throw or a rejected promise of a mod, or a throw of the script,
-// becomes a 500 for that request only (the mod's name/version goes to the error page footer when
-// exposeModsInErrorPages is true). Callbacks that throw later are handled by
-// lib/request-context.js.
+// url.parse-style objects with a `query` object), req.authUser (SVR.JS's name for req.svr.user,
+// lib/pipeline/access/credentials.js), req.isProxy, req.rewriteURL(url, callback);
+// res.error(code[, extName][, error][, headers]), res.redirect(dest[, isTemporary][, keepMethod][,
+// headers]), res.responseEnd(body), res.head, res.foot. Errors: a synchronous throw or a rejected
+// promise of a mod, or a throw of the script, becomes a 500 for that request only (the mod's
+// name/version goes to the error page footer when exposeModsInErrorPages is true). Callbacks that
+// throw later are handled by lib/request-context.js.
 //
 // Forgiving where SVR.JS was (forgiving.js): a second res.writeHead, or a write, end or
 // setHeader after the response was sent, logs a warning naming the code and the URL and is
@@ -37,18 +37,18 @@ const fs = require('node:fs');
 const http = require('node:http');
 const path = require('node:path');
 const querystring = require('node:querystring');
-const { loadMods, modsDirectory, INSTALL_DIR } = require('./mods');
+const { loadMods } = require('./mods');
 const { compileServerSideScript, scriptPath, SCRIPT_NAME } = require('./legacy-script');
 const { legacyArguments } = require('./legacy-mods');
 const { installModEnvironment, countRequest, svrFile } = require('./environment');
 const { makeForgiving } = require('./forgiving');
-const { createAuthenticator } = require('../auth');
-const { requestContext, describe } = require('../../request-context');
-const { serverString } = require('../../product');
-const { stateDirectory, tempDirectory } = require('../../state-directory');
-const { version } = require('../../../package.json');
+const { createAuthenticator } = require('../access/credentials');
+const { headersFor } = require('../site');
+const { requestContext, describeError } = require('../../request-context');
+const { version, INSTALL_DIR, modsDirectory, stateDirectory } = require('../../product');
 
-function prepareScripting(config, { log }) {
+function createScriptingStage(site) {
+  const { config, log } = site;
   installModEnvironment({ stateDirectory: stateDirectory(config), svrFile: svrFile(), log });
   const { mods } = loadMods(modsDirectory(config), {
     required: typeof config.modsDirectory === 'string',
@@ -60,17 +60,12 @@ function prepareScripting(config, { log }) {
   const loaded = mods.map((mod) => `${mod.label}${mod.legacy ? ' (legacy)' : ''}`);
   if (script) loaded.push(scriptFile);
   log.info(`server-side JavaScript: ${loaded.join(', ')}`);
-  return {
-    mods,
-    script,
-    scriptFile,
-    createScripting: ({ sendError }) => createStage(config, { sendError, log }, mods, script),
-  };
+  return createStage(site, mods, script);
 }
 
 // SVR.JS's temp/ (in the state directory): the script's __dirname, created if missing.
 function scriptDirname(config, log) {
-  const dir = tempDirectory(config);
+  const dir = path.join(stateDirectory(config), 'temp');
   try {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   } catch (error) {
@@ -184,11 +179,11 @@ function redirectStatus(isTemporary, keepMethod) {
   return keepMethod ? 308 : 301;
 }
 
-function createStage(config, { sendError, log }, mods, script) {
-  const head = readFirst(config.wwwroot, ['.head', 'head.html']);
-  const foot = readFirst(config.wwwroot, ['.foot', 'foot.html']);
-  const server = serverString(config.exposeServerVersion === true);
-  const configured = config.customHeaders || {};
+function createStage(site, mods, script) {
+  const { config, sendError, log } = site;
+  const head = readFirst(site.root, ['.head', 'head.html']);
+  const foot = readFirst(site.root, ['.foot', 'foot.html']);
+  const server = site.serverName;
   const limit = Number.isInteger(config.maxPostDataSize) ? config.maxPostDataSize : 1048576;
   const users = Array.isArray(config.users) ? config.users : [];
   const page404 = config.page404 === undefined ? '404.html' : config.page404;
@@ -198,14 +193,7 @@ function createStage(config, { sendError, log }, mods, script) {
   const connectMods = mods.filter((mod) => mod.proxy);
 
   // The configured headers (Server first) with SVR.JS's {path} filled in for this request.
-  function customHeaders(req) {
-    const headers = { Server: server };
-    for (const [name, value] of Object.entries(configured)) {
-      const fill = (v) => String(v).split('{path}').join(req ? req.url : '{path}');
-      headers[name] = Array.isArray(value) ? value.map(fill) : fill(value);
-    }
-    return headers;
-  }
+  const customHeaders = (req) => headersFor(site, req ? req.url : '{path}');
 
   // One config object per worker, shared by every mod and the script (as SVR.JS 3.x did), and
   // process.serverConfig. SVR.JS keys svr reads under the same name are there with svr's values
@@ -229,7 +217,7 @@ function createStage(config, { sendError, log }, mods, script) {
   // already started it can only cut the connection, so say what happened here.
   function fail(req, res, status, { extName, error, headers } = {}) {
     if (res.headersSent && error !== undefined) {
-      log.error(`${extName ? `${extName}: ` : ''}${req.method} ${req.url} failed after its response started: ${describe(error)}`);
+      log.error(`${extName ? `${extName}: ` : ''}${req.method} ${req.url} failed after its response started: ${describeError(error)}`);
     }
     sendError(req, res, status, { extName, error, headers });
   }
@@ -377,6 +365,7 @@ function createStage(config, { sendError, log }, mods, script) {
   function withUser(req, go) {
     if (authenticate && req.headers.authorization !== undefined) {
       return authenticate(req).then((name) => {
+        req.svr.user = name;
         req.authUser = name;
         go();
       });
@@ -391,6 +380,7 @@ function createStage(config, { sendError, log }, mods, script) {
   }
 
   scripting.proxyRequest = proxyMods.length === 0 ? null : function proxyRequest(req, res) {
+    if (!req.svr) req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null };
     const state = { req, res, fail: (error) => fail(req, res, 500, { error }) };
     return withUser(req, () => requestContext.run(state, runProxy, req, res));
   };
@@ -415,7 +405,7 @@ function createStage(config, { sendError, log }, mods, script) {
       try {
         mod.proxy(req, socket, head, logFacilities, sharedConfig, next);
       } catch (error) {
-        log.error(`${mod.label}: its proxy handler threw for CONNECT ${req.url}: ${describe(error)}`);
+        log.error(`${mod.label}: its proxy handler threw for CONNECT ${req.url}: ${describeError(error)}`);
         if (!socket.destroyed) socket.end('HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
       }
     };
@@ -428,4 +418,4 @@ function createStage(config, { sendError, log }, mods, script) {
 
 const BARE_501 = 'HTTP/1.1 501 Not Implemented\r\nContent-Length: 0\r\nConnection: close\r\n\r\n';
 
-module.exports = { prepareScripting, urlObject, errorArguments, createLogFacilities, BARE_501 };
+module.exports = { createScriptingStage, urlObject, errorArguments, createLogFacilities, BARE_501 };

@@ -8,7 +8,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { loadMods, loadWarnings, ModLoadError, DEFAULT_MODS_DIRECTORY } = require('./mods');
 const { installModEnvironment, svrFile } = require('./environment');
-const { stateDirectory } = require('../../state-directory');
+const { stateDirectory } = require('../../product');
 
 const quietLog = { info() {}, warn() {}, error() {} };
 

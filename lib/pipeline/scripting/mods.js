@@ -24,11 +24,10 @@
 const fs = require('node:fs');
 const path = require('node:path');
 
-const { INSTALL_DIR } = require('../../product');
+const { DEFAULT_MODS_DIRECTORY, modsDirectory } = require('../../product');
 const { extractModArchive } = require('./legacy-archive');
 const { isLegacyModConstructor, wrapLegacyMod } = require('./legacy-mods');
 
-const DEFAULT_MODS_DIRECTORY = path.join(INSTALL_DIR, 'mods');
 const ARCHIVE = /\.(tar\.gz|tgz)$/;
 
 class ModLoadError extends Error {
@@ -38,10 +37,6 @@ class ModLoadError extends Error {
     this.file = file;
     if (cause) this.cause = cause;
   }
-}
-
-function modsDirectory(config) {
-  return (config && typeof config.modsDirectory === 'string') ? config.modsDirectory : DEFAULT_MODS_DIRECTORY;
 }
 
 // The mods in `dir`, sorted by file name (JavaScript's default sort, as SVR.JS does):
@@ -277,5 +272,5 @@ function describeValue(value) {
 
 module.exports = {
   listMods, loadMods, loadWarnings, modsDirectory, describeError,
-  ModLoadError, DEFAULT_MODS_DIRECTORY, INSTALL_DIR,
+  ModLoadError, DEFAULT_MODS_DIRECTORY,
 };
