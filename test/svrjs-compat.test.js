@@ -187,6 +187,8 @@ function siteFiles() {
     '../mods/10-legacy.tar.gz': LEGACY_ARCHIVE,
     '../mods/20-modern.js': MODERN_MOD,
     '../mods/README.md': 'notes about the mods',
+    '../mods/notes.json': '{}',
+    '../mods/old.zip': 'PK',
   };
 }
 
@@ -324,8 +326,9 @@ test('an unpacked legacy mod (a folder whose index.js exports a Mod constructor)
   }
 });
 
-test('nothing in the mods directory is ignored silently: a README is named in a warning, an .mjs stops the start', async () => {
-  assert.ok(site.stderr().some((line) => /mods: ignored README\.md \(not a mod/.test(line)), site.stderr().join('\n'));
+test('nothing in the mods directory is ignored silently: a README is named, another file gets a warning, an .mjs stops the start', async () => {
+  assert.ok(site.stderr().some((line) => /info primary: .*mods: README\.md: documentation, not mods/.test(line)), site.stderr().join('\n'));
+  assert.ok(site.stderr().some((line) => /warn primary: .*mods: ignored notes\.json, old\.zip \(not a mod/.test(line)), site.stderr().join('\n'));
   assert.ok(site.stderr().some((line) => /20-modern\.js: console commands hello are not available/.test(line)));
   const dir = makeTempDir();
   writeFiles(dir, { 'web/index.html': 'x', 'mods/a.mjs': 'export default 1;' });

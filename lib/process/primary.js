@@ -253,6 +253,7 @@ class Supervisor {
 // checkOnly (svr.js --check): validate the certificate files but generate nothing.
 function readConfig(options, { checkOnly = false } = {}) {
   const mods = readModKeys(options.configFile);
+  if (!checkOnly) for (const info of mods.infos) log.info(info); // --check prints problems only
   for (const warning of mods.warnings) log.warn(warning);
   if (mods.errors.length > 0) {
     if (!options.disableMods) return { errors: mods.errors, problem: 'cannot load the mods' };

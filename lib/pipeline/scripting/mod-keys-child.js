@@ -6,7 +6,7 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
-const { loadMods, loadWarnings, ModLoadError, DEFAULT_MODS_DIRECTORY } = require('./mods');
+const { loadMods, loadReport, ModLoadError, DEFAULT_MODS_DIRECTORY } = require('./mods');
 const { installModEnvironment, svrFile } = require('./environment');
 const { stateDirectory } = require('../../product');
 
@@ -36,11 +36,13 @@ function main(configFile) {
   if (wwwroot) {
     try { process.chdir(wwwroot); } catch { /* the primary reports a bad wwwroot */ }
   }
-  const report = { keys: {}, errors: [], warnings: [] };
+  const report = { keys: {}, errors: [], warnings: [], infos: [] };
   try {
     const dir = modsDir || DEFAULT_MODS_DIRECTORY;
     const loaded = loadMods(dir, { required: modsDir !== undefined, stateDirectory: state });
-    report.warnings.push(...loadWarnings(dir, loaded));
+    const { infos, warnings } = loadReport(dir, loaded);
+    report.infos.push(...infos);
+    report.warnings.push(...warnings);
     for (const mod of loaded.mods) {
       for (const [key, validate] of Object.entries(mod.configValidators)) {
         report.keys[key] = verdict(validate, raw[key]);

@@ -3,11 +3,11 @@
 // calling process: the primary must never run user code (a mod whose load-time timer throws
 // would kill it, and one that allocates at load would grow it at every reload).
 //
-//   readModKeys(configFile, { timeoutMs }) -> { validators, errors, warnings }
+//   readModKeys(configFile, { timeoutMs }) -> { validators, errors, warnings, infos }
 //
 // A short-lived child process (mod-keys-child.js) loads the mods, runs each declared key's
 // validator on that key's value in the raw config file, and reports, on file descriptor 3,
-// { keys: { key: { valid } | { error } }, errors, warnings }. validators are stand-ins
+// { keys: { key: { valid } | { error } }, errors, warnings, infos }. validators are stand-ins
 // returning the child's verdicts, for loadConfig's extraValidators. A child that does not answer
 // within timeoutMs (modsLoadTimeout, default 10 s), crashes, or exits without a report gives an
 // error naming the mods directory; whatever the mod printed on stderr is quoted (last lines).
@@ -60,11 +60,11 @@ function readModKeys(configFile, { timeoutMs = timeoutOfConfigFile(configFile), 
       return verdict.valid;
     };
   }
-  return { validators, errors: report.errors || [], warnings: report.warnings || [] };
+  return { validators, errors: report.errors || [], warnings: report.warnings || [], infos: report.infos || [] };
 }
 
 function failure(message) {
-  return { validators: {}, errors: [message], warnings: [] };
+  return { validators: {}, errors: [message], warnings: [], infos: [] };
 }
 
 function lastLines(text) {

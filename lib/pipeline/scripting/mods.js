@@ -239,18 +239,27 @@ function loadMods(dir, options = {}) {
   return { mods: mods.map((mod) => requireMod(mod, options)), ignored };
 }
 
-// The lines to log about what was loaded: ignored entries, mods without name/version.
-function loadWarnings(dir, { mods, ignored }) {
+// Documentation kept beside the mods (svr ships mods/README.md): named in an info line only.
+const DOCUMENTATION = /^(readme|license|licence|changelog)([.-].*)?$|\.(md|txt)$/i;
+
+// The lines to log about what was loaded: { infos, warnings }. Every ignored entry is named:
+// documentation in an info line, anything else in a warning; also mods without name/version and
+// console commands svr cannot offer.
+function loadReport(dir, { mods, ignored }) {
+  const infos = [];
   const warnings = [];
-  if (ignored.length) {
-    warnings.push(`${dir}: ignored ${ignored.join(', ')} (not a mod: mods are *.js, *.cjs, *.tar.gz files and folders with index.js or package.json "main")`);
+  const docs = ignored.filter((name) => DOCUMENTATION.test(name));
+  const others = ignored.filter((name) => !DOCUMENTATION.test(name));
+  if (docs.length) infos.push(`${dir}: ${docs.join(', ')}: documentation, not mods`);
+  if (others.length) {
+    warnings.push(`${dir}: ignored ${others.join(', ')} (not a mod: mods are *.js, *.cjs, *.tar.gz files and folders with index.js or package.json "main")`);
   }
   for (const mod of mods) {
     if (mod.legacy && !mod.hasInfo) warnings.push(`${mod.file}: ${mod.infoProblem}; calling it ${mod.label}`);
     else if (!mod.hasInfo) warnings.push(`${mod.file}: exports no modInfo {name, version}; calling it ${mod.label}`);
     if (mod.commands.length) warnings.push(`${mod.file}: console commands ${mod.commands.join(', ')} are not available (svr has no console)`);
   }
-  return warnings;
+  return { infos, warnings };
 }
 
 function describeError(error) {
@@ -271,6 +280,6 @@ function describeValue(value) {
 }
 
 module.exports = {
-  listMods, loadMods, loadWarnings, modsDirectory, describeError,
+  listMods, loadMods, loadReport, modsDirectory, describeError,
   ModLoadError, DEFAULT_MODS_DIRECTORY,
 };
