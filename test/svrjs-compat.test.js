@@ -529,3 +529,42 @@ test('process.versions.svrjs, serverConfig, dirname, filename, reqcounter; req.r
   assert.equal((await request(`${site.url}/rewrite.svr`)).text, 'a static page');
   assert.equal((await request(`${site.url}/bad-rewrite.svr`)).status, 403);
 });
+
+test('mod code never runs in the primary: every process that loads a mod, at start and on reload, is another one', async () => {
+  const marker = String.raw`require('fs').appendFileSync(process.env.SVR_TEST_MARKER, process.pid + '\n');
+module.exports = (req, res, l, c, next) => next();
+module.exports.modInfo = { name: 'marker', version: '1' };`;
+  const dir = makeTempDir();
+  const markerFile = path.join(dir, 'loaded-by');
+  const srv = await startServer({
+    config: { modsDirectory: 'mods', stateDirectory: 'state', workers: 2 },
+    files: { 'page.txt': 'static', '../mods/marker.js': marker },
+    env: { SVR_TEST_MARKER: markerFile },
+  });
+  try {
+    const since = srv.stderr().length;
+    srv.signal('SIGHUP');
+    await srv.waitForLog(/reload complete/, 'stderr', since);
+    const pids = fs.readFileSync(markerFile, 'utf8').trim().split('\n').map(Number);
+    assert.ok(pids.length >= 6, `2 key readers + 4 workers loaded it: ${pids.join(', ')}`);
+    assert.ok(!pids.includes(srv.pid), `the primary (${srv.pid}) never loaded it: ${pids.join(', ')}`);
+    assert.equal((await request(`${srv.url}/page.txt`)).text, 'static');
+  } finally {
+    await srv.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('--single-threaded: the message listeners answer in the same process; legacy mods load there too', async () => {
+  const srv = await startServer({
+    config: { modsDirectory: 'mods', stateDirectory: 'state' },
+    files: { 'page.txt': 'static', '../mods/20-modern.js': MODERN_MOD, '../mods/10-legacy.tar.gz': LEGACY_ARCHIVE },
+    args: ['--single-threaded'],
+  });
+  try {
+    assert.equal((await request(`${srv.url}/ping.svr`, { timeout: 5000 })).text, 'pong');
+    assert.equal(JSON.parse((await request(`${srv.url}/legacy.svr`)).text).href, '/legacy.svr');
+  } finally {
+    await srv.stop();
+  }
+});
