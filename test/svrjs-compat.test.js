@@ -52,11 +52,12 @@ if (href == "/count.svr") {
   res.writeHead(500);
   res.end("done " + same);
 } else if (href == "/late.svr") {
-  setTimeout(function () { res.writeHead(200, headers); res.write("x"); res.end("late"); }, 5);
+  setTimeout(function () { res.setHeader("X-Late", "1"); res.writeHead(200, headers); res.write("x"); res.end("late"); }, 5);
   elseCallback();
 } else if (href == "/where.svr") {
   res.writeHead(200, { "Content-Type": "application/json" });
   res.end(JSON.stringify({ cwd: process.cwd(), dirname: __dirname, search: search, query: uobject.query,
+    pkg: require("local-pkg"), hexstrbase64: typeof hexstrbase64, version: configJSON.version, productName: configJSON.productName,
     host: [checkHostname("example.com:8080"), checkHostname("example.com"), checkHostname("*.com")] }));
 } else {
   elseCallback();
@@ -144,7 +145,7 @@ module.exports = function (req, res, logFacilities, config, next) {
     res.writeHead(200, { 'Content-Type': 'application/json' });
     res.end(JSON.stringify({ svrjs: process.versions.svrjs, dirname: process.dirname, filename: process.filename,
       port: process.serverConfig.port, reqcounter: process.reqcounter, cwd: process.cwd(), isProxy: req.isProxy,
-      listeners: process.messageEventListeners.length }));
+      listeners: process.messageEventListeners.length, malformed: process.malformedcounter }));
     return;
   }
   if (pathname === '/rewrite.svr') return req.rewriteURL('/page.txt', next);
@@ -184,6 +185,7 @@ function siteFiles() {
     'pages/index.html': 'home page',
     'pages/about.html': 'about us',
     'page.txt': 'a static page',
+    'node_modules/local-pkg/index.js': 'module.exports = "found from the web root";',
     '../mods/10-legacy.tar.gz': LEGACY_ARCHIVE,
     '../mods/20-modern.js': MODERN_MOD,
     '../mods/README.md': 'notes about the mods',
@@ -236,6 +238,10 @@ test("the script's __dirname is SVR.JS's temp/ in the state directory: a counter
   const where = JSON.parse((await request(`${site.url}/where.svr`)).text);
   assert.equal(where.dirname, path.join(site.dir, 'state', 'temp'));
   assert.equal(fs.realpathSync(where.cwd), fs.realpathSync(site.root), 'the working directory is the web root');
+  assert.equal(where.pkg, 'found from the web root', 'a package not found from temp/ is looked for from the script\'s directory');
+  assert.equal(where.hexstrbase64, 'undefined');
+  assert.equal(where.version, require('../package.json').version);
+  assert.equal(where.productName, 'svr');
 });
 
 test('the docs page.svr example (a .template read relative to the working directory) works', async () => {
@@ -277,6 +283,8 @@ test('writes after the response ended (async script without disableEndElseCallba
   }
   assert.deepEqual(results, Array.from({ length: 30 }, (_, i) => (i % 2 === 0 ? 404 : 200)));
   await site.waitForLog(/res\.writeHead called again for GET \/late\.svr; ignored/, 'stderr', since);
+  await site.waitForLog(/serverSideScript\.js: res\.setHeader\("X-Late"\) after the headers were sent for GET \/late\.svr; ignored/, 'stderr', since);
+  await site.waitForLog(/res\.write after the response ended for GET \/late\.svr; ignored/, 'stderr', since);
   const later = site.stderr().slice(since).join('\n');
   assert.doesNotMatch(later, /uncaught exception|recycling/);
 });
@@ -526,6 +534,7 @@ test('process.versions.svrjs, serverConfig, dirname, filename, reqcounter; req.r
   assert.ok(env.reqcounter >= 1);
   assert.equal(env.isProxy, false);
   assert.equal(env.listeners, 1);
+  assert.equal(env.malformed, 0, 'malformed requests never reach mods: always 0');
   assert.equal((await request(`${site.url}/rewrite.svr`)).text, 'a static page');
   assert.equal((await request(`${site.url}/bad-rewrite.svr`)).status, 403);
 });
