@@ -194,7 +194,7 @@ function siteFiles() {
   };
 }
 
-const SITE_CONFIG = { modsDirectory: 'mods', stateDirectory: 'state', maxPostDataSize: 10000 };
+const SITE_CONFIG = { modsDirectory: 'mods', stateDirectory: 'state', maxPostDataSize: 10000, customHeaders: { 'X-Site': 'yes' } };
 
 let site;
 let backend;
@@ -388,6 +388,23 @@ test('a file that is not a tar.gz archive is an error naming it', async () => {
   assert.match(result.stderr, /bad\.tar\.gz: cannot load the mod: not a readable \.tar\.gz archive/);
 });
 
+test('archive limits: entry count, unpacked size and archive size are checked before extracting', () => {
+  const { extractModArchive } = require('../lib/pipeline/scripting/legacy-archive');
+  const dir = makeTempDir();
+  try {
+    const file = path.join(dir, 'm.tar.gz');
+    fs.writeFileSync(file, packArchive({ 'index.js': 'x'.repeat(100), 'mod.info': '{}', 'b.txt': 'b' }));
+    assert.throws(() => extractModArchive(file, path.join(dir, 'out1'), { entries: 2 }), /3 entries, more than the 2 allowed/);
+    assert.throws(() => extractModArchive(file, path.join(dir, 'out2'), { totalBytes: 50 }), /103 bytes unpacked, more than the 50 allowed/);
+    assert.throws(() => extractModArchive(file, path.join(dir, 'out3'), { archiveBytes: 10 }), /more than the 10 allowed/);
+    assert.ok(!fs.existsSync(path.join(dir, 'out1')) && !fs.existsSync(path.join(dir, 'out2')), 'nothing extracted');
+    extractModArchive(file, path.join(dir, 'out4'));
+    assert.equal(fs.readFileSync(path.join(dir, 'out4', 'b.txt'), 'utf8'), 'b');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 // ---- (c) mods never run in the primary ------------------------------------------------------
 
 test('a mod that hangs while loading fails --check with its own message (modsLoadTimeout)', async () => {
@@ -404,7 +421,7 @@ test('a mod that hangs while loading fails --check with its own message (modsLoa
 
 test('a mod whose load-time timer throws never touches the primary; a reload to a hanging mod keeps the workers serving', async () => {
   const srv = await startServer({
-    config: { modsDirectory: 'mods', stateDirectory: 'state', modsLoadTimeout: 1000 },
+    config: { modsDirectory: 'mods', stateDirectory: 'state', modsLoadTimeout: 5000 }, // a busy machine's start fits
     files: { 'page.txt': 'static', '../mods/ok.js': 'module.exports = (req, res, l, c, next) => next();\nmodule.exports.modInfo = { name: "ok", version: "1" };' },
   });
   try {
@@ -412,7 +429,7 @@ test('a mod whose load-time timer throws never touches the primary; a reload to 
     const since = srv.stderr().length;
     srv.signal('SIGHUP');
     await srv.waitForLog(/reload failed, still serving with the previous config/, 'stderr', since);
-    await srv.waitForLog(/took longer than 1000 ms \(modsLoadTimeout\)/, 'stderr', since);
+    await srv.waitForLog(/took longer than 5000 ms \(modsLoadTimeout\)/, 'stderr', since);
     assert.equal((await request(`${srv.url}/page.txt`)).text, 'static');
     assert.equal(srv.proc.exitCode, null, 'the primary is still running');
   } finally {
@@ -445,6 +462,8 @@ test('a forward-proxy mod gets absolute-form requests (req.url absolute, req.isP
   assert.match(answer, /^HTTP\/1\.1 200/);
   assert.match(answer, /X-Proxied-By: legacy-test/i);
   assert.match(answer, /backend saw GET \/fwd via legacy/);
+  assert.doesNotMatch(answer, /X-Site/i, 'custom headers do not apply to proxy requests (as in SVR.JS)');
+  assert.equal((await request(`${site.url}/page.txt`)).headers['x-site'], 'yes', 'they do to the site');
 });
 
 test('CONNECT reaches the legacy proxyCallback and tunnels to the backend', async () => {
@@ -573,6 +592,11 @@ test('--single-threaded: the message listeners answer in the same process; legac
   try {
     assert.equal((await request(`${srv.url}/ping.svr`, { timeout: 5000 })).text, 'pong');
     assert.equal(JSON.parse((await request(`${srv.url}/legacy.svr`)).text).href, '/legacy.svr');
+    const temp = path.join(srv.dir, 'state', 'temp');
+    assert.ok(fs.existsSync(path.join(temp, `.modloader_w${srv.pid}`, '10-legacy.tar.gz', 'index.js')));
+    srv.signal('SIGTERM');
+    await srv.exited;
+    assert.ok(!fs.existsSync(path.join(temp, `.modloader_w${srv.pid}`)), 'the extraction directory is removed at exit');
   } finally {
     await srv.stop();
   }

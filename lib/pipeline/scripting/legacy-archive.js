@@ -1,7 +1,7 @@
 'use strict';
 // Unpacks a legacy (SVR.JS 3.x) `.tar.gz` mod so that it can be required.
 //
-//   extractModArchive(file, intoDir) -> intoDir   (throws an Error saying what is wrong)
+//   extractModArchive(file, intoDir[, limits]) -> intoDir   (throws an Error saying what is wrong)
 //
 // The archive is read twice with the `tar` package (npm, by the author of npm's own tar handling:
 // gzip, pax and GNU headers, long names; a hand-written reader would get those wrong). The first
@@ -32,7 +32,7 @@ function unsafeName(name) {
   return null;
 }
 
-function listEntries(file) {
+function listEntries(file, limits) {
   const problems = [];
   let entries = 0;
   let total = 0;
@@ -53,8 +53,8 @@ function listEntries(file) {
       entry.resume();
     },
   });
-  if (entries > MAX_ENTRIES) problems.push(`${entries} entries, more than the ${MAX_ENTRIES} allowed`);
-  if (total > MAX_TOTAL_BYTES) problems.push(`${total} bytes unpacked, more than the ${MAX_TOTAL_BYTES} allowed`);
+  if (entries > limits.entries) problems.push(`${entries} entries, more than the ${limits.entries} allowed`);
+  if (total > limits.totalBytes) problems.push(`${total} bytes unpacked, more than the ${limits.totalBytes} allowed`);
   if (entries === 0) problems.push('the archive is empty');
   return problems;
 }
@@ -75,12 +75,14 @@ function verifyTree(dir) {
   walk(dir);
 }
 
-function extractModArchive(file, intoDir) {
+// limits: the defaults above; tests pass smaller ones.
+function extractModArchive(file, intoDir, limits = {}) {
+  const { archiveBytes = MAX_ARCHIVE_BYTES, totalBytes = MAX_TOTAL_BYTES, entries = MAX_ENTRIES } = limits;
   const size = fs.statSync(file).size;
-  if (size > MAX_ARCHIVE_BYTES) throw new Error(`the archive is ${size} bytes, more than the ${MAX_ARCHIVE_BYTES} allowed`);
+  if (size > archiveBytes) throw new Error(`the archive is ${size} bytes, more than the ${archiveBytes} allowed`);
   let problems;
   try {
-    problems = listEntries(file);
+    problems = listEntries(file, { totalBytes, entries });
   } catch (error) {
     throw new Error(`not a readable .tar.gz archive (${error.message})`);
   }
