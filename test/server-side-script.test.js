@@ -45,7 +45,7 @@ if (href === '/post') {
       described[name] = { name: file.originalFilename, type: file.mimetype, size: file.size, content: fs.readFileSync(file.filepath, 'utf8') };
     }
     res.writeHead(200, { 'Content-Type': 'application/json' });
-    res.end(JSON.stringify({ fields, files: described, raw: raw.length }));
+    res.end(JSON.stringify({ fields, files: described, raw: raw ? raw.length : null }));
   });
   return;
 }

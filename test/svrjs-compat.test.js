@@ -601,3 +601,49 @@ test('--single-threaded: the message listeners answer in the same process; legac
     await srv.stop();
   }
 });
+
+test('parsePostData: a 2.2 MB multipart upload is accepted by default (SVR.JS order of magnitude), streamed to a file', async () => {
+  const script = String.raw`
+if (href == "/upload.svr") {
+  parsePostData(function (fields, files, raw) {
+    var file = files.upload;
+    var data = fs.readFileSync(file.filepath);
+    responseEnd(JSON.stringify({ title: fields.title, size: file.size, bytes: data.length, name: file.originalFilename,
+      sum: require("crypto").createHash("sha256").update(data).digest("hex"), raw: raw === undefined }));
+  });
+  return;
+}`;
+  const srv = await startServer({ config: { stateDirectory: 'state' }, files: { 'serverSideScript.js': script } });
+  try {
+    const content = crypto.randomBytes(2200000);
+    const boundary = 'svrBoundary42';
+    const body = Buffer.concat([
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="title"\r\n\r\nbig one\r\n`),
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="upload"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`),
+      content,
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]);
+    const res = await request(`${srv.url}/upload.svr`, { method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body });
+    assert.equal(res.status, 200, res.text.slice(0, 200));
+    const seen = JSON.parse(res.text);
+    assert.deepEqual(seen, { title: 'big one', size: 2200000, bytes: 2200000, name: 'big.bin',
+      sum: crypto.createHash('sha256').update(content).digest('hex'), raw: true });
+  } finally {
+    await srv.stop();
+  }
+});
+
+test('parsePostData: a multipart body that grows over maxPostDataSize while streaming is 413', async () => {
+  const boundary = 'b0undary';
+  const res = await new Promise((resolve, reject) => {
+    const req = http.request(`${site.url}/legacy-post.svr`, { method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'transfer-encoding': 'chunked' } }, (r) => {
+      r.resume();
+      r.on('end', () => resolve(r));
+    });
+    req.on('error', reject);
+    req.write(`--${boundary}\r\nContent-Disposition: form-data; name="f"; filename="x.bin"\r\n\r\n`);
+    req.write('z'.repeat(6000));
+    req.end('z'.repeat(6000) + `\r\n--${boundary}--\r\n`);
+  });
+  assert.equal(res.statusCode, 413);
+});

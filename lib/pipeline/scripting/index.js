@@ -184,7 +184,7 @@ function createStage(site, mods, script) {
   const head = readFirst(site.root, ['.head', 'head.html']);
   const foot = readFirst(site.root, ['.foot', 'foot.html']);
   const server = site.serverName;
-  const limit = Number.isInteger(config.maxPostDataSize) ? config.maxPostDataSize : 1048576;
+  const limit = Number.isInteger(config.maxPostDataSize) ? config.maxPostDataSize : 209715200;
   const users = Array.isArray(config.users) ? config.users : [];
   const page404 = config.page404 === undefined ? '404.html' : config.page404;
   const warned = new Set();
