@@ -647,3 +647,22 @@ test('parsePostData: a multipart body that grows over maxPostDataSize while stre
   });
   assert.equal(res.statusCode, 413);
 });
+
+test('HTTP/2 CONNECT gets 501, and the session keeps serving', async () => {
+  const http2 = require('node:http2');
+  const { startTlsServer, h2Connect, h2Request } = require('./tls-helpers');
+  const srv = await startTlsServer({ config: { enableHTTP2: true }, files: { 'page.txt': 'over h2' } });
+  const session = h2Connect(srv.httpsUrl);
+  try {
+    const status = await new Promise((resolve, reject) => {
+      const stream = session.request({ ':method': 'CONNECT', ':authority': 'example.com:443' }, { endStream: false });
+      stream.on('response', (headers) => { resolve(headers[':status']); stream.close(http2.constants.NGHTTP2_CANCEL); });
+      stream.on('error', reject);
+    });
+    assert.equal(status, 501);
+    assert.equal((await h2Request(srv.httpsUrl, '/page.txt', { session })).text, 'over h2');
+  } finally {
+    session.close();
+    await srv.stop();
+  }
+});

@@ -48,7 +48,13 @@ class Worker {
   }
 
   // CONNECT: the mods' proxy handlers, or a bare 501 (SVR.JS's answer without a proxy mod).
+  // Over HTTP/2 the server emits 'connect' with (request, response): no tunnel there, 501.
   onConnect(req, socket, head) {
+    if (typeof socket.writeHead === 'function') {
+      socket.writeHead(501);
+      socket.end();
+      return undefined;
+    }
     if (this.pipeline.connect) return this.pipeline.connect(req, socket, head);
     socket.on('error', () => {});
     socket.end(BARE_501);
