@@ -34,7 +34,11 @@ function installModEnvironment({ stateDirectory, svrFile, log }) {
   }
   process.dirname = stateDirectory;
   process.filename = svrFile;
-  if (installed) return;
+  listenerInstances = null; // a new load of the mods (a --single-threaded reload) pushes anew
+  if (installed) {
+    process.messageEventListeners.length = 0;
+    return;
+  }
   installed = true;
   process.messageEventListeners = [];
   process.reqcounter = 0;
