@@ -11,11 +11,14 @@
 //                       split into the ones sent as they are and the ones with SVR.JS's `{path}`
 //   site.protectedPaths real paths never served whatever the web root is: the config file, the mods
 //                       and state directories, svr's own code when the root contains it
+//   site.authenticate   null, or authenticate(req) -> Promise<user name | null>: Basic credentials
+//                       checked against `users` (credentials.js), shared by every stage that asks
 //   site.sendError      set by the pipeline once the error pages are built (stage 6)
 
 const fs = require('node:fs');
 const path = require('node:path');
 const { serverString, INSTALL_DIR, stateDirectory, modsDirectory } = require('../product');
+const { createAuthenticator } = require('./credentials');
 
 const noopLog = { info() {}, warn() {}, error() {} };
 // svr's own code, hidden when the web root is the installation directory (or above it).
@@ -31,6 +34,7 @@ function createSite(config, { log = noopLog, configFile } = {}) {
     serverName: serverString(config.exposeServerVersion === true),
     headers: compileHeaders(config),
     protectedPaths: protectedPaths(config, configFile, root),
+    authenticate: createAuthenticator(config.users),
     sendError: null,
   };
 }
