@@ -104,8 +104,7 @@ test('h2: a mod sees the Host from :authority and https; its error page and redi
 test('h2: serverSideScript.js runs with the Host from :authority', async () => {
   const res = await h2Request(server.httpsUrl, '/script');
   assert.equal(res.status, 200);
-  // checkHostname compares with the Host header as sent, port included, as SVR.JS does (issue 14).
-  assert.equal(res.text, `script on localhost:${server.sport} for localhost:${server.sport} false`);
+  assert.equal(res.text, `script on localhost:${server.sport} for localhost:${server.sport} true`);
   const h1 = await httpsRequest(`${server.httpsUrl}/script`);
   assert.equal(h1.text, res.text, 'the same over HTTP/1.1');
 });

@@ -256,10 +256,12 @@ test('the docs page.svr example (a .template read relative to the working direct
   assert.equal((await request(`${site.url}/page.txt`)).text, 'a static page', 'static files pass through the script');
 });
 
-test('search is null without a query; a repeated key keeps its last value; checkHostname compares the Host header as sent', async () => {
+test('search is null without a query; a repeated key keeps its last value; checkHostname with a port compares the port', async () => {
   const plain = JSON.parse((await request(`${site.url}/where.svr`, { headers: { host: 'example.com:8080' } })).text);
   assert.equal(plain.search, null);
-  assert.deepEqual(plain.host, [true, false, false]);
+  assert.deepEqual(plain.host, [true, true, true], '"example.com:8080" matches as in SVR.JS; "example.com" and "*.com" match any port (SVR.JS: no)');
+  const otherPort = JSON.parse((await request(`${site.url}/where.svr`, { headers: { host: 'example.com:9090' } })).text);
+  assert.deepEqual(otherPort.host, [false, true, true]);
   const repeated = JSON.parse((await request(`${site.url}/where.svr?a=1&a=2`, { headers: { host: 'www.example.com' } })).text);
   assert.equal(repeated.search, '?a=1&a=2');
   assert.deepEqual(repeated.query, { a: '2' });

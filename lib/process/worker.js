@@ -8,7 +8,7 @@ const log = require('../log');
 const accessLog = require('../access-log');
 const { createPipeline } = require('../pipeline');
 const { createListeners } = require('../net/listeners');
-const { BARE_501 } = require('../pipeline/scripting');
+const { BARE_501 } = require('../http/headers');
 const { installCrashHandlers } = require('../request-context');
 
 // Errors on listen that no restart can fix: the primary stops with the message instead of looping.

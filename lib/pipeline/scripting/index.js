@@ -13,13 +13,13 @@
 //                                             handler (the listener then answers 501)
 //
 // A request gets, before the first mod runs: req.parsedURL, req.originalParsedURL (frozen
-// url.parse-style objects with a `query` object), req.authUser (SVR.JS's name for req.svr.user,
-// lib/pipeline/access/credentials.js), req.isProxy, req.rewriteURL(url, callback);
+// url.parse-style objects with a `query` object), req.authUser (SVR.JS's name for req.svr.user),
+// req.isProxy, req.rewriteURL(url, callback);
 // res.error(code[, extName][, error][, headers]), res.redirect(dest[, isTemporary][, keepMethod][,
 // headers]), res.responseEnd(body), res.head, res.foot. Errors: a synchronous throw or a rejected
 // promise of a mod, or a throw of the script, becomes a 500 for that request only (the mod's
 // name/version goes to the error page footer when exposeModsInErrorPages is true). Callbacks that
-// throw later are handled by lib/request-context.js.
+// throw later are handled by request-context.js.
 //
 // Forgiving where SVR.JS was (forgiving.js): a second res.writeHead, or a write, end or
 // setHeader after the response was sent, logs a warning naming the code and the URL and is
@@ -42,8 +42,8 @@ const { compileServerSideScript, scriptPath, SCRIPT_NAME } = require('./legacy-s
 const { legacyArguments } = require('./legacy-mods');
 const { installModEnvironment, countRequest, svrFile } = require('./environment');
 const { makeForgiving } = require('./forgiving');
-const { createAuthenticator } = require('../access/credentials');
 const { headersFor } = require('../site');
+const { BARE_501 } = require('../../http/headers');
 const { requestContext, describeError } = require('../../request-context');
 const { version, INSTALL_DIR, modsDirectory, stateDirectory } = require('../../product');
 
@@ -184,11 +184,9 @@ function createStage(site, mods, script) {
   const head = readFirst(site.root, ['.head', 'head.html']);
   const foot = readFirst(site.root, ['.foot', 'foot.html']);
   const server = site.serverName;
-  const limit = Number.isInteger(config.maxPostDataSize) ? config.maxPostDataSize : 209715200;
-  const users = Array.isArray(config.users) ? config.users : [];
-  const page404 = config.page404 === undefined ? '404.html' : config.page404;
+  const { maxPostDataSize: limit, users, page404 } = config; // schema defaults: 200 MiB, [], 404.html
   const warned = new Set();
-  const authenticate = createAuthenticator(users);
+  const authenticate = site.authenticate;
   const proxyMods = mods.filter((mod) => mod.proxySafe);
   const connectMods = mods.filter((mod) => mod.proxy);
 
@@ -416,6 +414,4 @@ function createStage(site, mods, script) {
   return scripting;
 }
 
-const BARE_501 = 'HTTP/1.1 501 Not Implemented\r\nContent-Length: 0\r\nConnection: close\r\n\r\n';
-
-module.exports = { createScriptingStage, urlObject, errorArguments, createLogFacilities, BARE_501 };
+module.exports = { createScriptingStage, urlObject, errorArguments, createLogFacilities };

@@ -27,6 +27,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const vm = require('node:vm');
 const { createRequire } = require('node:module');
+const { hostMatches } = require('../../http/host');
 
 const SCRIPT_NAME = 'serverSideScript.js';
 
@@ -94,7 +95,7 @@ function compileServerSideScript(file, { dirname = path.dirname(file), fallbackD
       scriptRequire, module, module.exports, filename, dirname,
       require('node:os'), require('node:http'), require('node:https'), require('node:url'),
       fs, path, require('node:crypto'), require('node:stream'), require('node:readline'),
-      filterHeaders, checkHostname,
+      filterHeaders, hostMatches,
     );
   } catch (error) {
     throw new ScriptLoadError(file, `${error.name}: ${error.message}`, error);
@@ -146,22 +147,7 @@ function filterHeaders(headers) {
   return result;
 }
 
-// Is this request for `hostname`? As SVR.JS: "*" (or nothing) matches any request;
-// "*.example.com" matches the Host header "example.com" or one ending in ".example.com"; anything
-// else must equal the Host header exactly (port included, case as sent).
-function checkHostname(req, hostname) {
-  if (hostname === undefined || hostname === '*') return true;
-  const host = req && req.headers ? req.headers.host : undefined;
-  if (!host) return false;
-  const wanted = String(hostname);
-  if (wanted.startsWith('*.') && wanted !== '*.') {
-    const domain = wanted.slice(2);
-    return host === domain || (host.length > domain.length && host.endsWith(`.${domain}`));
-  }
-  return host === wanted;
-}
-
 module.exports = {
   compileServerSideScript, scriptPath, ScriptLoadError, SCRIPT_NAME,
-  filterHeaders, checkHostname, REQUEST_PARAMS,
+  filterHeaders, REQUEST_PARAMS,
 };
