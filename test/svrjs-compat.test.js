@@ -421,7 +421,7 @@ test('a mod that hangs while loading fails --check with its own message (modsLoa
   assert.ok(Date.now() - started < 15000);
 });
 
-test('a mod whose load-time timer throws never touches the primary; a reload to a hanging mod keeps the workers serving', async () => {
+test('a reload to a mod that hangs while loading fails with its message; the workers keep serving and the primary runs', async () => {
   const srv = await startServer({
     config: { modsDirectory: 'mods', stateDirectory: 'state', modsLoadTimeout: 5000 }, // a busy machine's start fits
     files: { 'page.txt': 'static', '../mods/ok.js': 'module.exports = (req, res, l, c, next) => next();\nmodule.exports.modInfo = { name: "ok", version: "1" };' },
@@ -439,7 +439,7 @@ test('a mod whose load-time timer throws never touches the primary; a reload to 
   }
 });
 
-test('--check with a mod whose configValidators accept a key still validates that key (read in a child process)', async () => {
+test('--check with a mod whose load-time timer throws: its configValidators still validate the key (read in a child process)', async () => {
   const dir = makeTempDir();
   writeFiles(dir, {
     'web/index.html': 'x',
