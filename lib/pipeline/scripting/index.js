@@ -194,13 +194,9 @@ function createStage(site, mods, script) {
   const customHeaders = (req) => headersFor(site, req ? req.url : '{path}');
 
   // One config object per worker, shared by every mod and the script (as SVR.JS 3.x did), and
-  // process.serverConfig. SVR.JS keys svr reads under the same name are there with svr's values
-  // (defaults applied); users and page404 as SVR.JS defaults them.
+  // process.serverConfig: the SVR.JS keys svr reads, under their SVR.JS names, with the schema's
+  // defaults applied (users [], page404 "404.html", ...).
   const sharedConfig = Object.assign({}, config, {
-    wwwroot: config.wwwroot,
-    users,
-    page404,
-    maxPostDataSize: limit,
     version,
     productName: 'svr',
     getCustomHeaders() {
