@@ -668,3 +668,18 @@ test('HTTP/2 CONNECT gets 501, and the session keeps serving', async () => {
     await srv.stop();
   }
 });
+
+test('head and foot are read when a worker starts (SVR.JS re-read them per request): a change shows after a reload', async () => {
+  const srv = await startServer({ config: { stateDirectory: 'state' }, files: { '.head': '<h1>', '.foot': '</h1>', 'serverSideScript.js': 'if (href == "/t.svr") { responseEnd("title"); return; }' } });
+  try {
+    assert.equal((await request(`${srv.url}/t.svr`)).text, '<h1>title</h1>');
+    fs.writeFileSync(path.join(srv.root, '.head'), '<h2>');
+    assert.equal((await request(`${srv.url}/t.svr`)).text, '<h1>title</h1>', 'not re-read per request');
+    const since = srv.stderr().length;
+    srv.signal('SIGHUP');
+    await srv.waitForLog(/reload complete/, 'stderr', since);
+    assert.equal((await request(`${srv.url}/t.svr`)).text, '<h2>title</h1>');
+  } finally {
+    await srv.stop();
+  }
+});
