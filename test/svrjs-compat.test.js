@@ -683,3 +683,35 @@ test('head and foot are read when a worker starts (SVR.JS re-read them per reque
     await srv.stop();
   }
 });
+
+test('4.x proxy mods: proxySafe gets absolute-form requests, module.exports.proxy gets CONNECT; other mods are skipped for them', async () => {
+  const proxyMod = String.raw`
+module.exports = (req, res, logFacilities, config, next) => {
+  if (req.isProxy) { res.writeHead(200, { 'Content-Type': 'text/plain' }).end('4.x saw ' + req.url); return; }
+  next();
+};
+module.exports.proxySafe = true;
+module.exports.proxy = (req, socket, head, logFacilities, config, next) => {
+  if (!req.url.startsWith('tunnel.test:')) return next();
+  socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+  if (head.length) socket.write('tunnel echo: ' + head); // bytes sent along with the CONNECT
+  socket.on('data', (data) => socket.write('tunnel echo: ' + data));
+};
+module.exports.modInfo = { name: 'proxy4', version: '1' };`;
+  const plainMod = `module.exports = (req, res, l, c, next) => { res.setHeader('X-Plain', 'ran'); next(); };
+module.exports.modInfo = { name: 'plain', version: '1' };`;
+  const srv = await startServer({ config: { modsDirectory: 'mods', stateDirectory: 'state' }, files: { 'page.txt': 'static', '../mods/1-plain.js': plainMod, '../mods/2-proxy.js': proxyMod } });
+  try {
+    const answer = await rawExchange(srv.port, 'GET http://elsewhere.test/x?y=1 HTTP/1.1\r\nHost: elsewhere.test\r\nConnection: close\r\n\r\n');
+    assert.match(answer, /^HTTP\/1\.1 200/);
+    assert.match(answer, /4\.x saw http:\/\/elsewhere\.test\/x\?y=1\r\n/);
+    assert.doesNotMatch(answer, /X-Plain/i, 'a mod that is not proxySafe does not see proxy requests');
+    assert.equal((await request(`${srv.url}/page.txt`)).headers['x-plain'], 'ran');
+    const tunnel = await rawExchange(srv.port, 'CONNECT tunnel.test:443 HTTP/1.1\r\nHost: tunnel.test:443\r\n\r\nping', { until: /tunnel echo: ping/ });
+    assert.match(tunnel, /^HTTP\/1\.1 200 Connection Established\r\n\r\ntunnel echo: ping/);
+    const refused = await rawExchange(srv.port, 'CONNECT other.test:443 HTTP/1.1\r\nHost: other.test:443\r\n\r\n');
+    assert.match(refused, /^HTTP\/1\.1 501 Not Implemented\r\n/, 'every proxy handler passed it on');
+  } finally {
+    await srv.stop();
+  }
+});
