@@ -578,7 +578,7 @@ module.exports.modInfo = { name: 'marker', version: '1' };`;
     const pids = fs.readFileSync(markerFile, 'utf8').trim().split('\n').map(Number);
     assert.ok(pids.length >= 6, `2 key readers + 4 workers loaded it: ${pids.join(', ')}`);
     assert.ok(!pids.includes(srv.pid), `the primary (${srv.pid}) never loaded it: ${pids.join(', ')}`);
-    assert.equal((await request(`${srv.url}/page.txt`)).text, 'static');
+    assert.equal((await request(`${srv.url}/page.txt`, { agent: false })).text, 'static');
   } finally {
     await srv.stop();
     fs.rmSync(dir, { recursive: true, force: true });
@@ -594,6 +594,12 @@ test('--single-threaded: the message listeners answer in the same process; legac
   try {
     assert.equal((await request(`${srv.url}/ping.svr`, { timeout: 5000 })).text, 'pong');
     assert.equal(JSON.parse((await request(`${srv.url}/legacy.svr`)).text).href, '/legacy.svr');
+    // A reload that fails (here: the script does not compile) leaves the message exchange working.
+    fs.writeFileSync(path.join(srv.root, 'serverSideScript.js'), 'if (');
+    const since = srv.stderr().length;
+    srv.signal('SIGHUP');
+    await srv.waitForLog(/reload failed, still serving with the previous config/, 'stderr', since);
+    assert.equal((await request(`${srv.url}/ping.svr`, { timeout: 5000 })).text, 'pong');
     const temp = path.join(srv.dir, 'state', 'temp');
     assert.ok(fs.existsSync(path.join(temp, `.modloader_w${srv.pid}`, '10-legacy.tar.gz', 'index.js')));
     srv.signal('SIGTERM');
@@ -678,7 +684,7 @@ test('head and foot are read when a worker starts (SVR.JS re-read them per reque
     const since = srv.stderr().length;
     srv.signal('SIGHUP');
     await srv.waitForLog(/reload complete/, 'stderr', since);
-    assert.equal((await request(`${srv.url}/t.svr`)).text, '<h2>title</h1>');
+    assert.equal((await request(`${srv.url}/t.svr`, { agent: false })).text, '<h2>title</h1>'); // a new connection: the old worker drains
   } finally {
     await srv.stop();
   }

@@ -49,13 +49,23 @@ const { version, INSTALL_DIR, modsDirectory, stateDirectory } = require('../../p
 
 function createScriptingStage(site) {
   const { config, log } = site;
+  // A --single-threaded reload loads the mods again in this process: if that fails, the old
+  // pipeline keeps serving, and so must the message listeners its mods pushed.
+  const listenersBefore = [...(process.messageEventListeners || [])];
   installModEnvironment({ stateDirectory: stateDirectory(config), svrFile: svrFile(), log });
-  const { mods } = loadMods(modsDirectory(config), {
-    required: typeof config.modsDirectory === 'string',
-    stateDirectory: stateDirectory(config),
-  });
+  let mods;
+  let script;
   const scriptFile = scriptPath(config, INSTALL_DIR);
-  const script = compileServerSideScript(scriptFile, { dirname: scriptDirname(config, log), fallbackDir: path.dirname(scriptFile) });
+  try {
+    ({ mods } = loadMods(modsDirectory(config), {
+      required: typeof config.modsDirectory === 'string',
+      stateDirectory: stateDirectory(config),
+    }));
+    script = compileServerSideScript(scriptFile, { dirname: scriptDirname(config, log), fallbackDir: path.dirname(scriptFile) });
+  } catch (error) {
+    process.messageEventListeners.splice(0, Infinity, ...listenersBefore);
+    throw error;
+  }
   if (mods.length === 0 && !script) return null;
   const loaded = mods.map((mod) => `${mod.label}${mod.legacy ? ' (legacy)' : ''}`);
   if (script) loaded.push(scriptFile);
