@@ -95,6 +95,8 @@ test('/etc/svr-config.json is the only conffile; the site and the state are not 
   const list = run('dpkg-deb', ['-c', deb]).stdout;
   assert.doesNotMatch(list, / \.\/var\//, 'nothing under /var: postinst makes /var/www/svr and /var/lib/svr');
   assert.doesNotMatch(list, / \.\/usr\/lib\/svr\/test\//, 'no tests');
+  assert.doesNotMatch(list, /uninstall\.sh|svr-config\.installed\.json/, 'apt-get removes the package, not uninstall.sh');
+  assert.match(list, / \.\/usr\/lib\/svr\/scripts\/setup-system\.sh$/m, 'postinst needs setup-system.sh');
   assert.match(list, /^-rw-r--r-- root\/root .* \.\/usr\/lib\/systemd\/system\/svr\.service$/m);
   assert.match(list, /^-rwxr-xr-x root\/root .* \.\/usr\/bin\/svr$/m);
 });

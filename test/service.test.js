@@ -316,7 +316,7 @@ function buildDeb(out, version) {
   });
 }
 
-describe('the Debian package in a booted guest: install, edit, reload, upgrade, purge', { skip: reason || false, timeout: 30 * 60 * 1000 }, () => {
+describe('the Debian package in a booted guest: install, edit, reload, upgrade, remove, purge', { skip: reason || false, timeout: 30 * 60 * 1000 }, () => {
   let t0;
   const UPGRADE = `${VERSION}+guest1`;
   const apt = (args) => g.exec(`cd /debs && DEBIAN_FRONTEND=noninteractive apt-get ${args} 2>&1`, { timeout: 300000 });
@@ -435,8 +435,23 @@ describe('the Debian package in a booted guest: install, edit, reload, upgrade, 
     assert.equal((await get('/from-script')).body, 'from script');
   });
 
+  test('apt-get remove stops svr and removes the code; config, state, user and site stay', async () => {
+    const configBefore = await g.sh('cat /etc/svr-config.json');
+    const r = await apt('remove -y svr');
+    assert.equal(r.code, 0, r.stdout);
+    assert.match(await installed(), / rc$/, 'only the config files are left (dpkg status rc)');
+    assert.notEqual(await isActive(), 'active');
+    for (const p of ['/usr/lib/svr/svr.js', '/usr/bin/svr', '/usr/lib/systemd/system/svr.service']) {
+      assert.equal(await exists(p), false, `${p} removed`);
+    }
+    assert.equal(await g.sh('cat /etc/svr-config.json'), configBefore, 'the config is kept');
+    assert.equal((await g.exec('getent passwd svr')).code, 0, 'the user svr is kept');
+    await g.sh('test -d /var/lib/svr && test -f /var/www/svr/serverSideScript.js');
+  });
+
   test('apt-get purge removes the service, code, config, state and the svr user, never the site', async () => {
     const r = await apt('purge -y svr');
+    assert.doesNotMatch(r.stdout, /warning|error/i, 'dpkg leaves nothing behind that it warns about');
     assert.equal(r.code, 0, r.stdout);
     assert.equal((await g.exec('dpkg-query -W svr')).stdout.trim(), '', 'svr is no longer known to dpkg');
     assert.notEqual((await g.exec('systemctl cat svr')).code, 0, 'the unit is gone');
