@@ -6,7 +6,7 @@
 const cluster = require('node:cluster');
 
 if (cluster.isWorker) {
-  require('./lib/worker').runClusterWorker();
+  require('./lib/process/worker').runClusterWorker();
 } else {
   main();
 }
@@ -22,18 +22,18 @@ function main() {
     process.exit(1);
   }
   if (options.help) return console.log(USAGE);
-  if (options.version) return console.log(require('./lib/server-string').versionString());
+  if (options.version) return console.log(require('./lib/product').versionString());
   const path = require('node:path');
-  const { DEFAULT_CONFIG_FILE } = require('./lib/config');
+  const { DEFAULT_CONFIG_FILE } = require('./lib/product');
   options.configFile = path.resolve(options.configFile ?? DEFAULT_CONFIG_FILE);
   if (options.check) return check(options);
-  if (options.singleThreaded) return require('./lib/single-threaded').runSingleThreaded(options);
-  require('./lib/primary').runPrimary(options);
+  if (options.singleThreaded) return require('./lib/process/single-threaded').runSingleThreaded(options);
+  require('./lib/process/primary').runPrimary(options);
 }
 
 // The same validation a start does (mods' config keys included), without generating anything.
 function check(options) {
-  const { readConfig } = require('./lib/primary');
+  const { readConfig } = require('./lib/process/primary');
   const { errors } = readConfig(options, { checkOnly: true });
   if (errors.length === 0) {
     console.log(`${options.configFile}: ok`);

@@ -79,7 +79,7 @@ server.listen(0, '127.0.0.1', () => process.stderr.write('listening on https://1
 `;
 
 async function startBaseline() {
-  const proc = spawn(process.execPath, ['-e', BASELINE_SERVER, path.join(__dirname, '..', 'lib', 'certificate.js')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawn(process.execPath, ['-e', BASELINE_SERVER, path.join(__dirname, '..', 'lib', 'net', 'certificate.js')], { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   const port = await new Promise((resolve, reject) => {
     proc.stderr.on('data', (d) => {

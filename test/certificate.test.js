@@ -11,8 +11,8 @@ const os = require('os');
 const path = require('path');
 const tls = require('tls');
 const forge = require('node-forge');
-const { ensureCertificate, generateSelfSigned, stateDirectory, VALIDITY_DAYS } = require('../lib/certificate');
-const { loadTlsContext, sniMatcher } = require('../lib/tls');
+const { ensureCertificate, generateSelfSigned, stateDirectory, VALIDITY_DAYS } = require('../lib/net/certificate');
+const { loadTlsContext, sniMatcher } = require('../lib/net/tls-context');
 
 const CONFIG_FILE = '/etc/svr-test/svr-config.json';
 const DAY = 24 * 60 * 60 * 1000;
@@ -386,7 +386,7 @@ test('sport equal to port is an error unless the plain listener is off', () => {
 });
 
 test('renewalDue: generated certificate due within 30 days or gone; configured ones never (a warning instead)', () => {
-  const { renewalDue } = require('../lib/certificate');
+  const { renewalDue } = require('../lib/net/certificate');
   const dir = tmpdir();
   const config = { secure: true, stateDirectory: dir };
   assert.strictEqual(renewalDue(config, { log: capture().log }), true, 'nothing there yet');

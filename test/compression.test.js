@@ -243,7 +243,7 @@ describe('Vary with customHeaders', () => {
 });
 
 describe('negotiate and isCompressibleType (unit)', () => {
-  const { negotiate, isCompressibleType } = require('../lib/compression');
+  const { negotiate, isCompressibleType } = require('../lib/pipeline/static/compression');
   test('Accept-Encoding values', () => {
     const cases = [
       [undefined, null], ['', null], ['br', 'br'], ['gzip', 'gzip'], ['GZIP', 'gzip'], ['x-gzip', 'gzip'],

@@ -6,8 +6,8 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-const { loadConfig, compileRegexString, workerCount, DEFAULT_CONFIG_FILE } = require('../lib/config');
-const { findSyntaxErrorIndex } = require('../lib/json-error');
+const { loadConfig, compileRegexString, workerCount, DEFAULT_CONFIG_FILE } = require('../lib/config/load');
+const { findSyntaxErrorIndex } = require('../lib/config/json-error');
 const schema = require('../config/svr-config.schema.json');
 
 const REPO = path.join(__dirname, '..');

@@ -12,7 +12,7 @@ const net = require('node:net');
 const forge = require('node-forge');
 const { request, runSvr, makeTempDir, getFreePort } = require('./helpers');
 const { startTlsServer, httpsRequest, h2Request, curl, peerCertificate, writePair } = require('./tls-helpers');
-const { generateSelfSigned } = require('../lib/certificate');
+const { generateSelfSigned } = require('../lib/net/certificate');
 
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -145,6 +145,19 @@ test('the plain listener redirects to HTTPS with the host, spubport, path and qu
     assert.match(absolute, new RegExp(`\r\nLocation: https://abs\\.example\\.test:${server.sport}/q\\?x=1\r\n`, 'i'));
     const line = await server.waitForLog(/"GET \/some\/dir\/file.txt\?x=1&y=%20two HTTP\/1.1" 301/, 'stdout');
     assert.match(line, /^127\.0\.0\.1 /, 'redirects are in the access log');
+  } finally {
+    await server.stop();
+  }
+});
+
+test('the redirect carries Server and customHeaders like every other response', async () => {
+  const server = await startTlsServer({ config: { customHeaders: { 'X-Site': 'a', 'X-Seen': '{path}' } } });
+  try {
+    const res = await request(`${server.url}/x?y=1`);
+    assert.equal(res.status, 301);
+    assert.equal(res.headers.server, 'svr');
+    assert.equal(res.headers['x-site'], 'a');
+    assert.equal(res.headers['x-seen'], '/x?y=1');
   } finally {
     await server.stop();
   }

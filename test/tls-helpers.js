@@ -10,7 +10,7 @@ const https = require('node:https');
 const path = require('node:path');
 const tls = require('node:tls');
 const { startServer, getFreePort } = require('./helpers');
-const { generateSelfSigned } = require('../lib/certificate');
+const { generateSelfSigned } = require('../lib/net/certificate');
 
 // startServer with secure: true on a free sport; state (the generated certificate) goes to
 // `stateDir` (give one that outlives the server to test restarts; default: state/ in the

@@ -154,7 +154,7 @@ test('a generated certificate close to expiry is renewed by SIGHUP', async () =>
   try {
     const before = await peerCertificate(server.sport, 'localhost');
     // make the generated certificate look like it expires in 3 days
-    const { generateSelfSigned } = require('../lib/certificate');
+    const { generateSelfSigned } = require('../lib/net/certificate');
     const soon = generateSelfSigned({ config: {}, days: 3 });
     replaceFile(path.join(server.stateDir, 'selfsigned-key.pem'), soon.keyPem);
     replaceFile(path.join(server.stateDir, 'selfsigned-cert.pem'), soon.certPem);
@@ -205,7 +205,7 @@ test('--single-threaded: SIGHUP serves renewed certificate files (SNI ones too) 
 
 test('a running server renews its generated certificate before it expires, without a SIGHUP', async () => {
   const state = makeTempDir('svr-state-');
-  const { generateSelfSigned } = require('../lib/certificate');
+  const { generateSelfSigned } = require('../lib/net/certificate');
   const soon = generateSelfSigned({ config: {}, days: 60 }); // fine at start: 60 days left
   fs.writeFileSync(path.join(state, 'selfsigned-key.pem'), soon.keyPem, { mode: 0o600 });
   fs.writeFileSync(path.join(state, 'selfsigned-cert.pem'), soon.certPem);

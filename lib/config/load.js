@@ -1,0 +1,386 @@
+'use strict';
+
+// Loads svr-config.json: read, parse, validate against config/svr-config.schema.json (which also
+// supplies every default), check what a schema cannot express, resolve paths. Every problem is
+// reported at once as "FILE: key.path: expected X, found Y" so a user can fix them in one pass.
+// The config file is only ever read, never written.
+
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const schema = require('../../config/svr-config.schema.json');
+const { describeJsonSyntaxError } = require('./json-error');
+
+const { DEFAULT_CONFIG_FILE } = require('../product');
+
+// Keys holding file-system paths, resolved against the config file's directory.
+// (errorPages[].path and page404 stay relative to wwwroot, as in SVR.JS.)
+const PATH_KEYS = ['wwwroot', 'cert', 'key', 'modsDirectory', 'stateDirectory'];
+
+// SVR.JS writes regular expressions as "/pattern/flags" strings. The greedy (.*) makes the last "/"
+// end the pattern, so "/a/b/" is the pattern "a/b": everything SVR.JS accepts (it demands "\/"
+// inside patterns) means the same here.
+const { REGEX_LITERAL, compileRegexString, shortJson } = require('./regex-string');
+
+// Compiled once, on first use: a reload (SIGHUP) only runs the compiled validator. Not at module
+// load, so that a process that only needs a helper from here never pays for ajv's require and
+// compilation (~300 ms of start-up and ~10 MiB of RSS, measured in issue 7).
+let compiled = null;
+function validate(config) {
+  if (compiled === null) compiled = compileSchema();
+  const ok = compiled(config);
+  validate.errors = compiled.errors;
+  return ok;
+}
+
+function compileSchema() {
+  const Ajv2020 = require('ajv/dist/2020');
+  // validateSchema/optimize off: the schema is ours (strict mode still rejects unknown keywords) and
+  // runs once per load; compilation 75-100 ms -> ~30 ms of the primary's start-up (issue 7).
+  const ajv = new Ajv2020({ allErrors: true, useDefaults: true, verbose: true, allowUnionTypes: true, validateSchema: false, code: { optimize: false } });
+  ajv.addVocabulary(['x-expected']); // our wording of an expectation, read by expectation() below
+  ajv.addFormat('svr-regex', isRegexString);
+  return ajv.compile(schema);
+}
+
+function loadConfig(file, { extraValidators = {} } = {}) {
+  const configFile = path.resolve(file);
+  const read = readConfigText(configFile);
+  if (read.error) return failure(configFile, [`${file}: cannot read the config file: ${read.error}`]);
+
+  const parsed = parseJson(read.text);
+  if (parsed.error) {
+    const { line, column, message } = parsed.error;
+    return failure(configFile, [`${file}:${line}:${column}: JSON syntax error: ${message}`]);
+  }
+
+  return checkConfig(parsed.value, { file, configFile, extraValidators });
+}
+
+// A parsed config object, validated and completed as loadConfig does (schema defaults applied,
+// paths resolved against the config file's directory). The object is changed in place.
+function checkConfig(config, { file, configFile = path.resolve(file), extraValidators = {} }) {
+  const problems = schemaProblems(config, extraValidators);
+  if (isPlainObject(config)) {
+    problems.push(...semanticProblems(config, path.dirname(configFile)));
+    resolvePaths(config, path.dirname(configFile));
+  }
+  const errors = inFileOrder(problems, config).map((problem) => formatProblem(file, problem));
+  return errors.length ? failure(configFile, errors) : { config, errors, configFile };
+}
+
+// An invalid config is never handed out, so nobody can start a server from half of it.
+function failure(configFile, errors) {
+  return { config: null, errors, configFile };
+}
+
+function readConfigText(file) {
+  try {
+    return { text: fs.readFileSync(file, 'utf8') };
+  } catch (error) {
+    return { error: osReason(error) };
+  }
+}
+
+function parseJson(text) {
+  const withoutBom = text.replace(/^\uFEFF/, ''); // editors on Windows like to add one
+  try {
+    return { value: JSON.parse(withoutBom) };
+  } catch (error) {
+    return { error: describeJsonSyntaxError(withoutBom, error) };
+  }
+}
+
+// ---- schema validation -> problems { key, message } ----
+
+function schemaProblems(config, extraValidators) {
+  if (validate(config)) return [];
+  const problems = [];
+  const seenValuePaths = new Set(); // one "expected X, found Y" per key, however many rules failed
+  for (const error of validate.errors) {
+    const problem = problemFromAjvError(error, config, extraValidators);
+    if (!problem) continue;
+    if (problem.isValueProblem) {
+      if (seenValuePaths.has(problem.key)) continue;
+      seenValuePaths.add(problem.key);
+    }
+    problems.push(problem);
+  }
+  return problems;
+}
+
+function problemFromAjvError(error, config, extraValidators) {
+  const at = pointerSegments(error.instancePath);
+  if (error.keyword === 'propertyNames') return null; // its inner error names the bad key
+  if (error.propertyName !== undefined) return badKeyNameProblem(error, at, config);
+  if (error.keyword === 'additionalProperties') return unknownKeyProblem(error, at, config, extraValidators);
+  if (error.keyword === 'required') return missingKeyProblem(error, at, config);
+  return valueProblem(error, at, config);
+}
+
+function valueProblem(error, at, config) {
+  const found = `${shortJson(error.data)}${regexDetail(error)}`;
+  return {
+    key: keyPath(at, config),
+    message: `expected ${expectation(error.parentSchema)}, found ${found}`,
+    isValueProblem: true,
+  };
+}
+
+// A string shaped like "/.../" that fails to compile: add V8's reason (bad group, bad flag, ...).
+function regexDetail(error) {
+  const isBadRegex = error.keyword === 'format' && REGEX_LITERAL.test(error.data);
+  return isBadRegex ? ` (${regexReason(error.data)})` : '';
+}
+
+function missingKeyProblem(error, at, config) {
+  const name = error.params.missingProperty;
+  const expected = expectation(error.parentSchema.properties[name]);
+  return { key: keyPath([...at, name], config), message: `missing (required): expected ${expected}` };
+}
+
+function badKeyNameProblem(error, at, config) {
+  return {
+    key: keyPath([...at, error.propertyName], config),
+    message: `invalid key name: expected ${expectation(error.parentSchema)}`,
+  };
+}
+
+function unknownKeyProblem(error, at, config, extraValidators) {
+  const name = error.params.additionalProperty;
+  const key = keyPath([...at, name], config);
+  const declaredByMod = at.length === 0 && Object.hasOwn(extraValidators, name);
+  if (declaredByMod) return modKeyProblem(key, config[name], extraValidators[name]);
+
+  const allowed = Object.keys(error.parentSchema.properties || {});
+  if (at.length === 0) allowed.push(...Object.keys(extraValidators));
+  return { key, message: `unknown key${unknownKeyHint(name, allowed)}` };
+}
+
+function unknownKeyHint(name, allowed) {
+  const suggestion = closestKey(name, allowed);
+  if (suggestion) return `; did you mean "${suggestion}"?`;
+  // A short list is a better hint than nothing; the top level's 50 keys are not.
+  if (allowed.length > 0 && allowed.length <= 8) return ` (allowed here: ${allowed.map(quote).join(', ')})`;
+  return '';
+}
+
+// A mod (issue 4) may declare top-level keys of its own with a predicate for their value.
+function modKeyProblem(key, value, isValid) {
+  let verdict;
+  try {
+    verdict = isValid(value);
+  } catch (error) {
+    return { key, message: `invalid value ${shortJson(value)}: the mod's validator failed: ${error.message}` };
+  }
+  if (verdict) return null;
+  return { key, message: `invalid value ${shortJson(value)} (rejected by the mod that declares this key)` };
+}
+
+// ---- what the schema cannot say ----
+
+function semanticProblems(config, baseDir) {
+  return [wwwrootProblem(config, baseDir), timeoutProblem(config)].filter(Boolean);
+}
+
+function wwwrootProblem(config, baseDir) {
+  if (typeof config.wwwroot !== 'string') return null; // the schema already reported it
+  const resolved = path.resolve(baseDir, config.wwwroot);
+  let reason;
+  try {
+    if (!fs.statSync(resolved).isDirectory()) reason = 'not a directory';
+  } catch (error) {
+    reason = osReason(error);
+  }
+  if (!reason) return null;
+  const shown = JSON.stringify(config.wwwroot);
+  const found = resolved === config.wwwroot ? shown : `${shown} (${resolved})`;
+  return { key: 'wwwroot', message: `expected an existing directory, found ${found}: ${reason}` };
+}
+
+// Node refuses to create a server whose headersTimeout exceeds a non-zero requestTimeout;
+// saying so here beats a worker crash at start-up.
+function timeoutProblem({ headersTimeout, requestTimeout }) {
+  if (!Number.isInteger(headersTimeout) || !Number.isInteger(requestTimeout)) return null;
+  if (requestTimeout === 0 || headersTimeout <= requestTimeout) return null;
+  return {
+    key: 'headersTimeout',
+    message: `expected an integer <= requestTimeout (${requestTimeout}), found ${headersTimeout}`,
+  };
+}
+
+function resolvePaths(config, baseDir) {
+  const resolveIn = (object, key) => {
+    if (typeof object[key] === 'string') object[key] = path.resolve(baseDir, object[key]);
+  };
+  for (const key of PATH_KEYS) resolveIn(config, key);
+  if (!isPlainObject(config.sni)) return;
+  for (const pair of Object.values(config.sni)) {
+    if (!isPlainObject(pair)) continue;
+    resolveIn(pair, 'cert');
+    resolveIn(pair, 'key');
+  }
+}
+
+// ---- regular expressions written as "/pattern/flags" (SVR.JS's format) ----
+
+function isRegexString(text) {
+  return regexReason(text) === null;
+}
+
+function regexReason(text) {
+  try {
+    compileRegexString(text);
+    return null;
+  } catch (error) {
+    return error.message;
+  }
+}
+
+// ---- wording ----
+
+const TYPE_WORDS = {
+  boolean: 'true or false',
+  null: 'null',
+  object: 'an object',
+  array: 'an array',
+  string: 'a string',
+  number: 'a number',
+  integer: 'an integer',
+};
+
+// Human wording of what a (sub)schema accepts, e.g. "an integer from 0 to 65535".
+function expectation(subschema) {
+  const s = withRefResolved(subschema);
+  if (!s) return 'nothing (this key does not exist)';
+  if (s['x-expected']) return s['x-expected'];
+  if (s.enum) return `one of ${s.enum.map((v) => JSON.stringify(v)).join(', ')}`;
+  if (s.type === undefined) return 'a value';
+  return [].concat(s.type).map((type) => describeType(type, s)).join(' or ');
+}
+
+function describeType(type, s) {
+  if (type === 'integer' || type === 'number') return TYPE_WORDS[type] + describeRange(s);
+  if (type === 'string' && s.minLength) return 'a non-empty string';
+  return TYPE_WORDS[type];
+}
+
+function describeRange({ minimum, maximum }) {
+  if (minimum !== undefined && maximum !== undefined) return ` from ${minimum} to ${maximum}`;
+  if (minimum !== undefined) return ` >= ${minimum}`;
+  if (maximum !== undefined) return ` <= ${maximum}`;
+  return '';
+}
+
+// {"$ref": "#/$defs/port", "default": 80} -> the port definition with the local keywords on top.
+function withRefResolved(subschema) {
+  if (!subschema || typeof subschema.$ref !== 'string') return subschema;
+  const target = subschema.$ref
+    .replace(/^#\//, '')
+    .split('/')
+    .reduce((node, segment) => node && node[segment], schema);
+  return { ...withRefResolved(target), ...subschema };
+}
+
+function formatProblem(file, { key, message }) {
+  return key ? `${file}: ${key}: ${message}` : `${file}: ${message}`;
+}
+
+// Report problems in the order their top-level keys appear in the file, not the schema's order.
+function inFileOrder(problems, config) {
+  if (!isPlainObject(config)) return problems;
+  const tops = Object.keys(config).map((name) => keyPath([name], config));
+  const isUnder = (key, top) => key === top || key.startsWith(`${top}.`) || key.startsWith(`${top}[`);
+  const rank = ({ key }) => (key ? tops.findIndex((top) => isUnder(key, top)) : -1);
+  return problems
+    .map((problem, index) => ({ problem, index }))
+    .sort((a, b) => rank(a.problem) - rank(b.problem) || a.index - b.index)
+    .map(({ problem }) => problem);
+}
+
+// ["rewriteMap", "0", "definingRegex"] -> 'rewriteMap[0].definingRegex'; keys that are not
+// identifiers are quoted: customHeaders["X-Frame-Options"].
+function keyPath(segments, root) {
+  let text = '';
+  let node = root;
+  for (const segment of segments) {
+    if (Array.isArray(node)) text += `[${segment}]`;
+    else if (/^[A-Za-z_$][\w$]*$/.test(segment)) text += text ? `.${segment}` : segment;
+    else text += `[${JSON.stringify(segment)}]`;
+    node = node === null || node === undefined ? undefined : node[segment];
+  }
+  return text;
+}
+
+function pointerSegments(pointer) {
+  if (!pointer) return [];
+  return pointer.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
+
+
+function quote(name) {
+  return `"${name}"`;
+}
+
+// "ENOENT: no such file or directory, open '/x'" -> "no such file or directory"
+function osReason(error) {
+  const match = /^[A-Z]+: (.*?), \w+/.exec(error.message);
+  return match ? match[1] : error.message;
+}
+
+function isPlainObject(value) {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+// ---- "did you mean" ----
+
+// The allowed key nearest to `name` (ignoring case), if it is near enough to be a likely typo.
+function closestKey(name, candidates) {
+  const limit = Math.max(2, Math.ceil(name.length / 3));
+  let best = null;
+  let bestDistance = Infinity;
+  for (const candidate of candidates) {
+    const distance = keyDistance(name.toLowerCase(), candidate.toLowerCase());
+    if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
+  }
+  return bestDistance <= limit ? best : null;
+}
+
+// An abbreviation ("enableDirListing" for "enableDirectoryListing") counts as a near miss,
+// however many letters it leaves out.
+function keyDistance(name, candidate) {
+  const distance = editDistance(name, candidate);
+  return name.length >= 4 && isSubsequence(name, candidate) ? Math.min(distance, 2) : distance;
+}
+
+function isSubsequence(short, long) {
+  let i = 0;
+  for (const char of long) if (char === short[i]) i++;
+  return i === short.length;
+}
+
+// Levenshtein distance where swapping two neighbours ("prot" -> "port") also costs 1.
+function editDistance(a, b) {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i]);
+  for (let j = 1; j <= b.length; j++) d[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.length][b.length];
+}
+
+// ---- helpers for the rest of the server ----
+
+// workers: null means "one per CPU the process may use".
+function workerCount(config) {
+  if (config.workers !== null && config.workers !== undefined) return config.workers;
+  return typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length || 1;
+}
+
+module.exports = { loadConfig, checkConfig, compileRegexString, workerCount, DEFAULT_CONFIG_FILE };

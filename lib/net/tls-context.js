@@ -1,0 +1,161 @@
+'use strict';
+
+// What the HTTPS / HTTP/2 listeners need, built in each worker from the config
+// the primary validated (the primary ran ensureCertificate first, so the files
+// are there and match).
+//
+// loadTlsContext(config) -> options for https.createServer / http2.createSecureServer:
+//   { key, cert, minVersion, maxVersion?, ciphers?, SNICallback? }
+
+const fs = require('fs');
+const tls = require('tls');
+const https = require('https');
+const http2 = require('http2');
+const { selfSignedPaths, versionOptions } = require('./certificate');
+
+// The certificate and key files in use: the configured ones, else the generated pair.
+function certificateFiles(config) {
+  if (config.cert || config.key) return { certFile: config.cert, keyFile: config.key };
+  const { certFile, keyFile } = selfSignedPaths(config);
+  return { certFile, keyFile };
+}
+
+// Host patterns: exact names, and "*.domain" matching exactly one more label
+// (a.domain, not domain and not a.b.domain), as browsers match wildcards.
+function sniMatcher(entries) {
+  const exact = new Map();
+  const wildcard = new Map(); // "domain" -> context, for "*.domain"
+  for (const [pattern, context] of entries) {
+    const p = pattern.toLowerCase().replace(/\.$/, '');
+    if (p.startsWith('*.')) wildcard.set(p.slice(2), context);
+    else exact.set(p, context);
+  }
+  return function match(servername) {
+    const name = String(servername || '').toLowerCase().replace(/\.$/, '');
+    if (exact.has(name)) return exact.get(name);
+    const dot = name.indexOf('.');
+    if (dot > 0) {
+      const rest = name.slice(dot + 1);
+      if (wildcard.has(rest)) return wildcard.get(rest);
+    }
+    return null;
+  };
+}
+
+function loadTlsContext(config) {
+  const { certFile, keyFile } = certificateFiles(config);
+  const base = versionOptions(config);
+  const options = Object.assign({
+    cert: fs.readFileSync(certFile),
+    key: fs.readFileSync(keyFile),
+  }, base);
+  const sni = config.sni || {};
+  const hosts = Object.keys(sni);
+  if (hosts.length) {
+    const match = sniMatcher(hosts.map((host) => [host, tls.createSecureContext(Object.assign({
+      cert: fs.readFileSync(sni[host].cert),
+      key: fs.readFileSync(sni[host].key),
+    }, base))]));
+    // null -> the server's default certificate (options.cert/key)
+    options.SNICallback = (servername, cb) => cb(null, match(servername));
+  }
+  return options;
+}
+
+// HTTP/1.1 connection-level headers, which HTTP/2 forbids (RFC 9113 §8.2.2).
+const CONNECTION_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
+
+function ignoreConnectionHeaders(res) {
+  const setHeader = res.setHeader;
+  res.setHeader = function setHeaderH2(name, value) {
+    if (typeof name === 'string' && CONNECTION_HEADERS.has(name.toLowerCase())) return this;
+    return setHeader.call(this, name, value);
+  };
+}
+
+// Wrap the pipeline for the secure listener: HSTS, and HTTP/2 requests made to look
+// like HTTP/1.1 ones where the pipeline reads them: Host from :authority, and a
+// Connection header set by the pipeline, a mod or a script quietly left out (Node would
+// drop it too, but with a process warning on stderr).
+function secureHandler(config, handler) {
+  const maxAge = Number(config.hstsMaxAge) || 0;
+  const hsts = maxAge > 0 ? 'max-age=' + Math.floor(maxAge) : null;
+  return function secureRequest(req, res) {
+    if (req.httpVersionMajor === 2) {
+      if (req.headers.host === undefined && req.headers[':authority'] !== undefined) req.headers.host = req.headers[':authority'];
+      ignoreConnectionHeaders(res);
+    }
+    if (hsts) res.setHeader('Strict-Transport-Security', hsts);
+    return handler(req, res);
+  };
+}
+
+// The HTTPS server for `sport`: HTTP/2 with HTTP/1.1 fallback (ALPN) when enableHTTP2, else
+// HTTPS. Returns { server, drain, reload }:
+//   drain() sends every HTTP/2 session a GOAWAY, so clients finish their streams and open new
+//   connections elsewhere (HTTP/1.1 connections are drained by the worker with
+//   "Connection: close", as on the plain listener);
+//   reload(config) loads the certificate files (and SNI ones) again for new connections
+//   (--single-threaded's SIGHUP; in a cluster, new workers load them instead).
+function createSecureServer(config, handler, serverOptions = {}) {
+  let context = loadTlsContext(config);
+  const options = Object.assign({}, serverOptions, context, {
+    // one callback for the server's life, so reload() can change the SNI certificates too
+    SNICallback: (servername, cb) => (context.SNICallback ? context.SNICallback(servername, cb) : cb(null, null)),
+  });
+  const h = secureHandler(config, handler);
+  const reload = (next) => {
+    const fresh = loadTlsContext(next); // throws on unreadable files: the caller keeps the old context
+    const contextOptions = Object.assign({}, fresh);
+    delete contextOptions.SNICallback;
+    server.setSecureContext(contextOptions);
+    context = fresh;
+  };
+  let server;
+  if (!config.enableHTTP2) {
+    server = https.createServer(options, h);
+    return { server, drain: () => {}, reload };
+  }
+  options.allowHTTP1 = true;
+  if (serverOptions.maxHeaderSize) options.settings = { maxHeaderListSize: serverOptions.maxHeaderSize };
+  server = http2.createSecureServer(options, h);
+  const sessions = new Set();
+  let draining = false;
+  // A session with no open stream for keepAliveTimeout gets a GOAWAY (graceful: as nginx does
+  // with keepalive_timeout); Node's own session timeout would destroy streams in flight.
+  const idleMs = Number(config.keepAliveTimeout) || 0;
+  server.on('session', (session) => {
+    if (draining) { session.close(); return; }
+    sessions.add(session);
+    let open = 0;
+    let timer = null;
+    const arm = () => {
+      if (!idleMs) return;
+      timer = setTimeout(() => session.close(), idleMs);
+      timer.unref();
+    };
+    session.on('stream', (stream) => {
+      open++;
+      clearTimeout(timer);
+      stream.once('close', () => { if (--open === 0 && !session.closed) arm(); });
+    });
+    session.once('close', () => { clearTimeout(timer); sessions.delete(session); });
+    arm();
+  });
+  return {
+    server,
+    reload,
+    drain: () => {
+      draining = true;
+      for (const session of sessions) session.close();
+    },
+  };
+}
+
+module.exports = {
+  loadTlsContext,
+  certificateFiles,
+  sniMatcher,
+  createSecureServer,
+  secureHandler,
+};

@@ -1,0 +1,29 @@
+'use strict';
+// Stage 3: the headers every response gets, computed once in site.headers (lib/pipeline/site.js).
+//
+//   serverHeaders: Server and the fixed customHeaders, set first thing for every request, so that
+//                  even a 400 from the sanitizer names the server and carries the site's headers;
+//   pathHeaders:   the customHeaders with SVR.JS's `{path}`, filled with req.url after rewriting
+//                  (null when there are none).
+
+const { fillPath } = require('./site');
+
+function createServerHeadersStage(site) {
+  const fixed = site.headers.fixed;
+  return function serverHeaders(req, res, next) {
+    for (let i = 0; i < fixed.length; i++) res.setHeader(fixed[i][0], fixed[i][1]);
+    next();
+  };
+}
+
+function createPathHeadersStage(site) {
+  const withPath = site.headers.withPath;
+  if (withPath.length === 0) return null;
+  return function pathHeaders(req, res, next) {
+    // req.url is sanitized ASCII, so the filled value is always a valid header value.
+    for (let i = 0; i < withPath.length; i++) res.setHeader(withPath[i][0], fillPath(withPath[i][1], req.url));
+    next();
+  };
+}
+
+module.exports = { createServerHeadersStage, createPathHeadersStage };

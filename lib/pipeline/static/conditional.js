@@ -1,0 +1,106 @@
+'use strict';
+// Validators, conditional requests and byte ranges for static files (RFC 9110 §8.8, §13, §14).
+// respond.js calls these once per response, for the representation it chose.
+
+// Quoted strong ETag from the file's identity and times: no file read, and it changes whenever
+// the file does — including a same-size file renamed over it with its mtime kept (rsync -t,
+// cp -p; a new inode) or rewritten in place with its mtime set back (ctime moves regardless).
+function makeETag(stats) {
+  const hex = (n) => Math.floor(n).toString(16);
+  return `"${hex(stats.ino)}-${hex(stats.size)}-${hex(stats.mtimeMs)}-${hex(stats.ctimeMs)}"`;
+}
+
+function parseDate(value) {
+  if (typeof value !== 'string') return NaN;
+  const t = Date.parse(value);
+  return Number.isFinite(t) ? Math.floor(t / 1000) : NaN;
+}
+
+const TAG = /\s*(\*|(?:W\/)?"[^"]*")\s*(?:,|$)/y;
+
+// Returns an array of entity tags ("*", "\"x\"", "W/\"x\"") or null when the header is malformed.
+function parseTagList(value) {
+  const tags = [];
+  TAG.lastIndex = 0;
+  let s = String(value).trim();
+  if (s === '') return null;
+  while (TAG.lastIndex < s.length) {
+    const start = TAG.lastIndex;
+    const m = TAG.exec(s);
+    if (!m || TAG.lastIndex === start) return null;
+    tags.push(m[1]);
+  }
+  return tags;
+}
+
+const opaque = (tag) => (tag.startsWith('W/') ? tag.slice(2) : tag);
+
+function weakMatch(list, etag) {
+  if (!etag) return false;
+  const mine = opaque(etag);
+  return list.some((t) => t !== '*' && opaque(t) === mine);
+}
+
+function strongMatch(list, etag) {
+  if (!etag || etag.startsWith('W/')) return false;
+  return list.some((t) => t === etag);
+}
+
+// Preconditions in RFC 9110 §13.2.2 order. validators = { etag|null, mtime (seconds) }.
+// Returns 412, 304 or 0 (go on).
+function evaluatePreconditions(req, validators) {
+  const h = req.headers;
+  const safe = req.method === 'GET' || req.method === 'HEAD';
+  const { etag, mtime } = validators;
+  if (h['if-match'] !== undefined) {
+    const list = parseTagList(h['if-match']);
+    if (!list) return 412;
+    if (!list.includes('*') && !strongMatch(list, etag)) return 412;
+  } else if (h['if-unmodified-since'] !== undefined) {
+    const since = parseDate(h['if-unmodified-since']);
+    if (!Number.isNaN(since) && mtime > since) return 412;
+  }
+  if (h['if-none-match'] !== undefined) {
+    const list = parseTagList(h['if-none-match']);
+    if (list && (list.includes('*') || weakMatch(list, etag))) return safe ? 304 : 412;
+  } else if (safe && h['if-modified-since'] !== undefined) {
+    const since = parseDate(h['if-modified-since']);
+    if (!Number.isNaN(since) && mtime <= since) return 304;
+  }
+  return 0;
+}
+
+// If-Range: the Range applies only if the validator still matches (strong comparison).
+function ifRangeMatches(value, validators) {
+  if (value === undefined) return true;
+  const v = String(value).trim();
+  if (v.startsWith('W/')) return false;
+  if (v.startsWith('"')) return !!validators.etag && v === validators.etag;
+  const date = parseDate(v);
+  return !Number.isNaN(date) && date === validators.mtime;
+}
+
+// Single byte range only. Returns null (ignore the header: malformed, multiple ranges, other unit),
+// { unsatisfiable: true }, or { start, end } (inclusive).
+function parseRange(value, size) {
+  if (typeof value !== 'string') return null;
+  const m = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(value);
+  if (!m) return null;
+  const [, a, b] = m;
+  if (a === '' && b === '') return null;
+  if (a === '') {
+    const n = Number(b);
+    if (!Number.isSafeInteger(n)) return null;
+    if (n === 0) return { unsatisfiable: true };
+    return { start: Math.max(0, size - n), end: size - 1 };
+  }
+  const start = Number(a);
+  if (!Number.isSafeInteger(start)) return null;
+  let end = b === '' ? Infinity : Number(b);
+  if (!Number.isSafeInteger(end) && end !== Infinity) end = Infinity;
+  if (end < start) return null;
+  if (start >= size) return { unsatisfiable: true };
+  return { start, end: Math.min(end, size - 1) };
+}
+
+module.exports = { makeETag, parseDate, parseTagList, evaluatePreconditions, ifRangeMatches, parseRange };

@@ -1,0 +1,74 @@
+'use strict';
+// Stage 5: static files and directories. The last stage: it answers every request that reaches it.
+//
+//   method policy   GET and HEAD; OPTIONS -> 204 + Allow; anything else -> 405 + Allow
+//   resolve.js      URL path -> real path under the path policy (dotfiles, protected paths,
+//                   symlinks, containment); every refusal a 404
+//   directory       301 to add the trailing slash, then index.html / index.htm, a listing
+//                   (listing.js, with enableDirectoryListing) or 403
+//   respond.js      one path for a file: representation, preconditions, HEAD/Range, body
+
+const { sanitizeTarget, encodePath } = require('../../http/target');
+const { ALLOW } = require('../../http/headers');
+const { createResolver, errorStatus } = require('./resolve');
+const { createResponder } = require('./respond');
+const { createListing } = require('./listing');
+
+const INDEX_FILES = ['index.html', 'index.htm'];
+
+function createStaticStage(site) {
+  const { config, sendError } = site;
+  const trailingRedirect = config.disableTrailingSlashRedirects !== true;
+  const listingEnabled = config.enableDirectoryListing === true;
+  const { resolve, isHidden } = createResolver(site);
+  const { respond } = createResponder(site, { isHidden });
+  const listDirectory = createListing(site, { isHidden });
+
+  function answerStatus(req, res, status, error) {
+    return sendError(req, res, status, { error: status === 500 ? error : undefined });
+  }
+
+  function answerMethod(req, res) {
+    if (req.method === 'OPTIONS') return res.writeHead(204, { Allow: ALLOW }).end();
+    return sendError(req, res, 405, { headers: { Allow: ALLOW } });
+  }
+
+  // The URL path to serve: the pipeline's, unless a script changed req.url after it was set.
+  function currentTarget(req) {
+    if (req.svr.url === req.url) return { ok: true, pathname: req.svr.pathname };
+    return sanitizeTarget(req.url);
+  }
+
+  function serveDirectory(req, res, pathname, real) {
+    if (!pathname.endsWith('/')) {
+      // Redirect to the URL the client sent (as SVR.JS does, so a rewritten path is not exposed)
+      // plus '/', query kept. If that URL already ends in '/', serve instead of looping.
+      const href = req.svr.cleanHref !== undefined ? req.svr.cleanHref : encodePath(pathname);
+      if (trailingRedirect && !href.endsWith('/')) {
+        return res.writeHead(301, { Location: href + '/' + (req.svr.cleanSearch || ''), 'Content-Length': 0 }).end();
+      }
+      pathname += '/';
+    }
+    for (const name of INDEX_FILES) {
+      const index = resolve(pathname + name);
+      if (index.stats && index.stats.isFile()) return respond(req, res, index);
+      if (index.status === 403) return sendError(req, res, 403);
+    }
+    if (!listingEnabled) return sendError(req, res, 403);
+    return listDirectory(req, res, pathname, real).catch((err) => answerStatus(req, res, errorStatus(err), err));
+  }
+
+  return function staticFiles(req, res) {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return answerMethod(req, res);
+    const target = currentTarget(req);
+    if (!target.ok) return sendError(req, res, target.status);
+    const { pathname } = target;
+    const found = resolve(pathname);
+    if (found.status) return answerStatus(req, res, found.status, found.error);
+    if (found.stats.isDirectory()) return serveDirectory(req, res, pathname, found.real);
+    if (!found.stats.isFile() || pathname.endsWith('/')) return sendError(req, res, 404);
+    return respond(req, res, found);
+  };
+}
+
+module.exports = { createStaticStage };

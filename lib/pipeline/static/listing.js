@@ -1,0 +1,152 @@
+'use strict';
+// Directory listing (`enableDirectoryListing`).
+//
+// - directories first, then files, each group sorted case-insensitively;
+// - hidden: dotfiles (unless allowDotfiles), the server's own files, symlinks that are not followed
+//   or that lead outside the web root;
+// - size and modification time (UTC); names HTML-escaped, hrefs URL-encoded (absolute, from the
+//   URL path, never from the file system path); a parent link except at the root;
+// - JSON ({ path, parent, entries:[{name,type,size,modified,href}], truncated }) when Accept
+//   prefers JSON; never an absolute server path in either form;
+// - at most MAX_ENTRIES entries are examined per request (the rest is counted, not listed).
+
+const fs = require('fs');
+const path = require('path');
+const { appendVary } = require('../../http/headers');
+const { escapeHTML, prefersJSON, pageHead } = require('../../http/html');
+const { encodePath, encodeSegment } = require('../../http/target');
+
+const MAX_ENTRIES = 10000;
+// Case-insensitive, accents after their base letter, numbers by value (file2 before file10).
+const collator = new Intl.Collator('en', { sensitivity: 'accent', numeric: true });
+
+function humanSize(n) {
+  if (n < 1024) return `${n} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+  let v = n;
+  let i = -1;
+  do { v /= 1024; i++; } while (v >= 1024 && i < units.length - 1);
+  return `${v >= 100 ? Math.round(v) : v.toFixed(1)} ${units[i]}`;
+}
+
+function isoMinute(d) {
+  return d.toISOString().slice(0, 16).replace('T', ' ');
+}
+
+// Small inline SVG icons (no emoji font or extra request needed).
+const svg = (inner) => `data:image/svg+xml,<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'>${inner}</svg>`;
+
+const STYLE = 'body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;' +
+  'color:#222;background:#f6f7f9}main{max-width:56rem;margin:2rem auto;padding:1.5rem 2rem;background:#fff;' +
+  'border:1px solid #e2e5ea;border-radius:8px}h1{margin:0 0 1rem;font-size:1.35rem;font-weight:600;' +
+  'word-break:break-all}table{width:100%;border-collapse:collapse}th,td{padding:.4rem .6rem;text-align:left}' +
+  'th{font-size:.8rem;text-transform:uppercase;letter-spacing:.04em;color:#666;border-bottom:2px solid #e2e5ea}' +
+  'td{border-bottom:1px solid #f0f1f3}tr:hover td{background:#f7f9fc}td.n{word-break:break-all}' +
+  'td.s,td.m,th.s,th.m{white-space:nowrap;color:#555}td.s,th.s{text-align:right}a{color:#0b5cad;' +
+  'text-decoration:none}a:hover{text-decoration:underline}.d a{font-weight:600}' +
+  'td.n a::before{content:"";display:inline-block;width:16px;height:16px;margin-right:.55rem;' +
+  'vertical-align:-2px;background-repeat:no-repeat;background-position:center}' +
+  `.d a::before{background-image:url("${svg('<path fill=\'%23e3a53b\' d=\'M1 3.5h5l1.6 1.6H15v8.4H1z\'/>')}")}` +
+  `.f a::before{background-image:url("${svg('<path fill=\'%23fff\' stroke=\'%23949cab\' d=\'M3.5 1.5h6l3 3v10h-9z\'/>' +
+    '<path fill=\'none\' stroke=\'%23949cab\' d=\'M9.5 1.5v3h3\'/>')}")}` +
+  `.p a::before{background-image:url("${svg('<path fill=\'%23949cab\' d=\'M8 2l5 5H9.6v7H6.4V7H3z\'/>')}")}` +
+  '.empty{color:#777;padding:1rem .6rem}' +
+  'footer{margin-top:1rem;color:#888;font-size:.8rem}@media (prefers-color-scheme:dark){body{background:' +
+  '#16181c;color:#ddd}main{background:#1f2227;border-color:#333}th{border-color:#333;color:#aaa}td{' +
+  'border-color:#2a2d33}tr:hover td{background:#262a30}a{color:#6cb0ff}td.s,td.m{color:#aaa}}';
+
+function createListing(site, { isHidden }) {
+  const realRoot = site.root;
+  const followSymlinks = site.config.followSymlinks === true;
+  const allowDotfiles = site.config.allowDotfiles === true;
+  const footer = escapeHTML(site.serverName);
+
+  function inside(real) {
+    return real === realRoot || real.startsWith(realRoot === '/' ? '/' : realRoot + path.sep);
+  }
+
+  // Synchronous (issue 7): one thread-pool round trip and promise per entry made a 1,000-entry listing
+  // 5x slower (22 -> 109 listings/s on one worker); a stat answered from the kernel's cache takes µs.
+  function entryInfo(dir, dirent) {
+    const full = path.join(dir, dirent.name);
+    try {
+      let real = full;
+      if (dirent.isSymbolicLink()) {
+        if (!followSymlinks) return null;
+        real = fs.realpathSync.native(full);
+        if (!inside(real)) return null;
+      }
+      if (isHidden(real)) return null;
+      const st = fs.statSync(real);
+      const isDir = st.isDirectory();
+      if (!isDir && !st.isFile()) return null;
+      return { name: dirent.name, dir: isDir, size: isDir ? null : st.size, mtime: st.mtime };
+    } catch (err) {
+      return null; // vanished or unreadable entries are left out
+    }
+  }
+
+  // Answers the request. pathname: decoded URL path of the directory, ending in '/'.
+  return async function listDirectory(req, res, pathname, realDir) {
+    let dirents = await fs.promises.readdir(realDir, { withFileTypes: true });
+    dirents = dirents.filter((d) => (allowDotfiles || d.name[0] !== '.') && d.name !== 'serverSideScript.js');
+    let truncated = 0;
+    if (dirents.length > MAX_ENTRIES) {
+      truncated = dirents.length - MAX_ENTRIES;
+      dirents = dirents.slice(0, MAX_ENTRIES);
+    }
+    const infos = dirents.map((d) => entryInfo(realDir, d)).filter(Boolean);
+    infos.sort((a, b) => (a.dir !== b.dir ? (a.dir ? -1 : 1)
+      : collator.compare(a.name, b.name) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)));
+
+    const base = encodePath(pathname);
+    const parent = pathname === '/' ? null : encodePath(pathname.replace(/[^/]*\/$/, ''));
+    let body;
+    let type;
+    if (prefersJSON(req)) {
+      body = JSON.stringify({
+        path: pathname,
+        parent,
+        entries: infos.map((e) => ({
+          name: e.name,
+          type: e.dir ? 'directory' : 'file',
+          size: e.size,
+          modified: e.mtime.toISOString(),
+          href: base + encodeSegment(e.name) + (e.dir ? '/' : ''),
+        })),
+        truncated,
+      }) + '\n';
+      type = 'application/json; charset=utf-8';
+    } else {
+      const title = `Index of ${escapeHTML(pathname)}`;
+      const rows = [];
+      if (parent !== null) {
+        rows.push(`<tr class="p"><td class="n"><a href="${escapeHTML(parent)}">Parent directory</a></td>` +
+          '<td class="s">—</td><td class="m"></td></tr>');
+      }
+      for (const e of infos) {
+        const href = escapeHTML(base + encodeSegment(e.name) + (e.dir ? '/' : ''));
+        rows.push(`<tr class="${e.dir ? 'd' : 'f'}"><td class="n"><a href="${href}">${escapeHTML(e.name)}` +
+          `${e.dir ? '/' : ''}</a></td><td class="s">${e.dir ? '—' : humanSize(e.size)}</td>` +
+          `<td class="m">${isoMinute(e.mtime)}</td></tr>`);
+      }
+      if (infos.length === 0) rows.push('<tr><td class="empty" colspan="3">This directory is empty.</td></tr>');
+      if (truncated) {
+        rows.push(`<tr><td class="empty" colspan="3">${truncated} more entries not shown.</td></tr>`);
+      }
+      body = `${pageHead(title, STYLE)}<h1>${title}</h1>\n` +
+        '<table><thead><tr><th>Name</th><th class="s">Size</th><th class="m">Modified (UTC)</th></tr></thead>\n<tbody>\n' +
+        rows.join('\n') + `\n</tbody></table><footer>${footer}</footer></main></body></html>\n`;
+      type = 'text/html; charset=utf-8';
+    }
+    res.statusCode = 200;
+    res.setHeader('Content-Type', type);
+    res.setHeader('Content-Length', Buffer.byteLength(body));
+    appendVary(res, 'Accept');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    if (req.method === 'HEAD') res.end();
+    else res.end(body);
+  };
+}
+
+module.exports = { createListing, humanSize };

@@ -1,0 +1,313 @@
+'use strict';
+// One path for every file response, in nginx's order:
+//   1. choose the representation: identity, a precompressed sibling (`x.br`, `x.gz`), or the
+//      compressed form (kept in memory when the file is small enough, streamed otherwise);
+//      `Vary: Accept-Encoding` for every compressible file;
+//   2. evaluate the preconditions once, against that representation (412 / 304);
+//   3. HEAD, then Range (identity only: 206 / 416);
+//   4. the body, from memory or from one file descriptor stream, never past the announced length.
+//
+//   const respond = createResponder(site, { isHidden })
+//   respond(req, res, { real, rel, stats })   (stats: what the static stage saw; may return a promise)
+//
+// Representations of a compressible file (text-like type, >= 512 bytes, not in dontCompress):
+//   identity             ETag "<etag>"
+//   br / gzip            ETag "<etag>-br" / "<etag>-gzip"   compressed once and kept (bounded), or
+//                                                           streamed for files too large to keep
+//   precompressed file   ETag "<etag>-<size>-<mtime>-br"    used only if at least as new as the file
+// A file that changes between the static stage's stat and the open is answered as what was opened.
+
+const fs = require('node:fs');
+const path = require('node:path');
+const stream = require('node:stream');
+const mime = require('mime-types');
+const { appendVary } = require('../../http/headers');
+const { makeETag, evaluatePreconditions, ifRangeMatches, parseRange } = require('./conditional');
+const { FileCache, sameFile } = require('./file-cache');
+const { createCompression } = require('./compression');
+const { errorStatus } = require('./resolve');
+
+const SIBLING_RECHECK_MS = 1000; // a missing .br/.gz is looked for again at most once a second
+
+function contentType(file) {
+  return mime.contentType(path.basename(file)) || 'application/octet-stream';
+}
+
+function gone(res) {
+  return res.destroyed || !res.socket || res.socket.destroyed;
+}
+
+function openFile(file) {
+  return new Promise((resolve, reject) => fs.open(file, 'r', (err, fd) => (err ? reject(err) : resolve(fd))));
+}
+
+// SVR_FILE_CACHE_SETTLE_MS: a test and diagnostics knob (see file-cache.js), not a config key.
+function settleMsFromEnv() {
+  const value = Number(process.env.SVR_FILE_CACHE_SETTLE_MS);
+  return process.env.SVR_FILE_CACHE_SETTLE_MS !== undefined && Number.isFinite(value) && value >= 0 ? value : undefined;
+}
+
+// A precompressed sibling's ETag tail: its own size and mtime, so a new sibling gets a new tag.
+function siblingTail(stats, coding) {
+  return `${stats.size.toString(16)}-${Math.floor(stats.mtimeMs).toString(16)}-${coding}`;
+}
+
+function notModifiedHeaders(etag, lastModified) {
+  return etag ? { 'Last-Modified': lastModified, ETag: etag } : { 'Last-Modified': lastModified };
+}
+
+function createResponder(site, { isHidden }) {
+  const { config, sendError } = site;
+  const enableETag = config.enableETag !== false;
+  const compression = createCompression(config);
+  const cache = new FileCache({
+    maxBytes: config.fileCacheMaxBytes,
+    maxFileSize: config.fileCacheMaxFileSize,
+    settleMs: settleMsFromEnv(),
+  });
+
+  // What every response for one version of a file shares, computed once per version.
+  function fileFacts(entry, rel) {
+    if (entry.facts !== undefined) return entry.facts;
+    const { stats } = entry;
+    const base = {
+      'Content-Type': contentType(entry.real),
+      'Last-Modified': stats.mtime.toUTCString(),
+      'Accept-Ranges': 'bytes',
+      'X-Content-Type-Options': 'nosniff',
+    };
+    const etag = enableETag ? makeETag(stats) : null;
+    if (etag) base.ETag = etag;
+    const urlPath = '/' + rel.split(path.sep).join('/');
+    const facts = {
+      base,
+      etag,
+      mtime: Math.floor(stats.mtimeMs / 1000),
+      compressible: compression !== null && compression.isCompressible(base['Content-Type'], urlPath, stats.size),
+      siblings: {}, // coding -> { checkedAt } when none was found
+    };
+    facts.identity = {
+      coding: null, etag, mtime: facts.mtime,
+      headers: { ...base, 'Content-Length': stats.size },
+      notModified: notModifiedHeaders(etag, base['Last-Modified']),
+      file: entry.real, stats, inMemory: cache.fits(stats.size),
+    };
+    entry.facts = facts;
+    return facts;
+  }
+
+  // A representation other than identity: its validators and headers.
+  function encodedRep(facts, coding, etagTail, length) {
+    const etag = facts.etag ? `${facts.etag.slice(0, -1)}-${etagTail}"` : null;
+    const headers = { ...facts.base, 'Content-Encoding': coding };
+    delete headers['Accept-Ranges']; // ranges apply to identity only
+    if (etag) headers.ETag = etag;
+    if (length !== undefined) headers['Content-Length'] = length;
+    return { coding, etag, mtime: facts.mtime, headers, notModified: notModifiedHeaders(etag, facts.base['Last-Modified']) };
+  }
+
+  // 1. The representation this request gets; a promise while a compressed form is being made.
+  function chooseRepresentation(req, res, entry, facts) {
+    if (!facts.compressible) return facts.identity;
+    appendVary(res, 'Accept-Encoding');
+    if (req.headers.range !== undefined && entry.stats.size > 0) return facts.identity;
+    const coding = compression.negotiate(req.headers['accept-encoding']);
+    if (coding === null) return facts.identity;
+    const sibling = findSibling(entry, facts, coding);
+    if (sibling !== null) {
+      const tail = siblingTail(sibling.stats, coding);
+      return { ...encodedRep(facts, coding, tail, sibling.stats.size), file: sibling.file, stats: sibling.stats, inMemory: cache.fits(sibling.stats.size), sibling: true };
+    }
+    if (!cache.fits(entry.stats.size)) {
+      return { ...encodedRep(facts, coding, coding), file: entry.real, stats: entry.stats, inMemory: false, compressStream: true };
+    }
+    const kept = keptVariant(entry, coding);
+    if (kept !== undefined) return kept.none ? facts.identity : kept;
+    return compressedVariant(entry, facts, coding).then((rep) => (rep === null || rep.none ? facts.identity : rep));
+  }
+
+  // The compressed form of a file small enough to keep: computed once per content (a compressed
+  // form remembers the Buffer it came from), shared by concurrent requests.
+  function keptVariant(entry, coding) {
+    const content = cache.kept(entry);
+    if (content === undefined) return undefined;
+    const kept = entry.data.get(coding);
+    return kept !== undefined && kept.value.source === content ? kept.value : undefined;
+  }
+
+  function compressedVariant(entry, facts, coding) {
+    const pending = entry.pending && entry.pending[coding];
+    if (pending) return pending;
+    const work = cache.content(entry).then(async (data) => {
+      if (data === null) return null; // changed while read: identity, streamed from what is opened
+      const kept = entry.data.get(coding);
+      if (kept !== undefined && kept.value.source === data) return kept.value; // same bytes as last read
+      const out = await compression.compress(data, coding);
+      const rep = out.length < data.length
+        ? { ...encodedRep(facts, coding, coding, out.length), data: out, stats: entry.stats }
+        : { none: true };
+      rep.source = data;
+      cache.put(entry, coding, rep, rep.none ? 0 : out.length);
+      return rep;
+    });
+    if (!entry.pending) entry.pending = {};
+    entry.pending[coding] = work;
+    const clear = () => { if (entry.pending[coding] === work) entry.pending[coding] = null; };
+    work.then(clear, clear);
+    return work;
+  }
+
+  // `<file>.br` / `<file>.gz`: a regular file (not a symlink), at least as new as the original.
+  function findSibling(entry, facts, coding) {
+    const miss = facts.siblings[coding];
+    const now = Date.now();
+    if (miss !== undefined && now - miss.checkedAt < SIBLING_RECHECK_MS) return null;
+    const file = entry.real + compression.SIBLING_EXT[coding];
+    let stats = null;
+    try {
+      stats = fs.lstatSync(file);
+    } catch { /* none */ }
+    if (stats === null || !stats.isFile() || stats.mtimeMs < entry.stats.mtimeMs || isHidden(file)) {
+      facts.siblings[coding] = { checkedAt: now };
+      return null;
+    }
+    facts.siblings[coding] = undefined;
+    return { file, stats };
+  }
+
+  // 2 and 3: preconditions, HEAD and Range, in that order; then the body.
+  function answer(req, res, entry, rep, opened) {
+    const pre = evaluatePreconditions(req, rep);
+    if (pre !== 0) {
+      if (pre === 412) sendError(req, res, 412);
+      else res.writeHead(304, rep.notModified).end();
+      return finish(opened);
+    }
+    let range = null;
+    const size = rep.stats.size;
+    if (rep.coding === null && req.method === 'GET' && size > 0 && req.headers.range !== undefined &&
+        ifRangeMatches(req.headers['if-range'], rep)) {
+      range = parseRange(req.headers.range, size);
+      if (range !== null && range.unsatisfiable) {
+        res.writeHead(416, { 'Content-Range': `bytes */${size}`, 'Content-Length': 0, 'Accept-Ranges': 'bytes' }).end();
+        return finish(opened);
+      }
+    }
+    if (req.method === 'HEAD' || size === 0) {
+      res.writeHead(200, rep.headers).end();
+      return finish(opened);
+    }
+    return sendBody(req, res, entry, rep, range, opened);
+  }
+
+  function finish(opened) {
+    if (opened) fs.close(opened.fd, () => {});
+  }
+
+  function statusAndHeaders(rep, range) {
+    if (range === null) return [200, rep.headers];
+    return [206, { ...rep.headers, 'Content-Range': `bytes ${range.start}-${range.end}/${rep.stats.size}`, 'Content-Length': range.end - range.start + 1 }];
+  }
+
+  function sendBuffer(res, rep, range, data) {
+    const [status, headers] = statusAndHeaders(rep, range);
+    res.writeHead(status, headers);
+    res.end(range === null ? data : data.subarray(range.start, range.end + 1));
+  }
+
+  // 4. The body: from memory when the representation is (or can be) held there, else streamed.
+  function sendBody(req, res, entry, rep, range, opened) {
+    if (rep.data !== undefined) {
+      sendBuffer(res, rep, range, rep.data);
+      return finish(opened);
+    }
+    if (!opened && rep.inMemory) {
+      const kept = rep.sibling ? undefined : cache.kept(entry);
+      if (kept !== undefined) return sendBuffer(res, rep, range, kept);
+      const reading = rep.sibling
+        ? cache.siblingContent(entry, `file-${rep.coding}`, rep.file, rep.stats)
+        : cache.content(entry);
+      return reading.then((data) => (data === null ? streamBody(req, res, entry, rep, range) : sendBuffer(res, rep, range, data)));
+    }
+    return streamBody(req, res, entry, rep, range, opened);
+  }
+
+  // One descriptor, checked to be the version the answer was decided for; if the file changed
+  // since the stat, the answer is decided again for what was opened.
+  async function streamBody(req, res, entry, rep, range, opened) {
+    if (!opened) {
+      if (gone(res)) return undefined;
+      const fd = await openFile(rep.file);
+      let stats;
+      try {
+        stats = fs.fstatSync(fd);
+      } catch (err) {
+        fs.close(fd, () => {});
+        throw err;
+      }
+      opened = { fd, stats };
+      if (!sameFile(stats, rep.stats)) return respondOpened(req, res, entry, rep, opened);
+    }
+    if (gone(res)) return finish(opened);
+    const [status, headers] = statusAndHeaders(rep, range);
+    const transform = rep.compressStream ? compression.createStream(rep.coding, rep.stats.size) : null;
+    if (transform) countCompressedBytes(req, transform);
+    res.writeHead(status, headers);
+    const start = range === null ? 0 : range.start;
+    const end = range === null ? rep.stats.size - 1 : range.end; // never past what was announced
+    const source = fs.createReadStream(null, { fd: opened.fd, start, end, autoClose: true });
+    const done = (err) => { if (err && !res.destroyed) res.destroy(); };
+    if (transform) stream.pipeline(source, transform, res, done);
+    else stream.pipeline(source, res, done);
+    return undefined;
+  }
+
+  // No Content-Length for the access log to report: count what the compressor produced.
+  function countCompressedBytes(req, transform) {
+    req.svr.bodyBytes = 0;
+    transform.on('data', (chunk) => { req.svr.bodyBytes += chunk.length; });
+  }
+
+  // The file changed between the stat and the open: decide again for the version that was opened.
+  function respondOpened(req, res, staleEntry, staleRep, opened) {
+    if (!opened.stats.isFile()) {
+      finish(opened);
+      return sendError(req, res, 404);
+    }
+    if (staleRep.sibling) {
+      const facts = fileFacts(staleEntry, staleEntry.rel);
+      const tail = siblingTail(opened.stats, staleRep.coding);
+      const rep = { ...encodedRep(facts, staleRep.coding, tail, opened.stats.size), file: staleRep.file, stats: opened.stats, sibling: true };
+      return answer(req, res, staleEntry, rep, opened);
+    }
+    const entry = cache.entry(staleEntry.real, opened.stats);
+    entry.rel = staleEntry.rel;
+    const facts = fileFacts(entry, entry.rel);
+    const coding = facts.compressible && req.headers.range === undefined ? compression.negotiate(req.headers['accept-encoding']) : null;
+    const rep = coding === null
+      ? { ...facts.identity, inMemory: false }
+      : { ...encodedRep(facts, coding, coding), file: entry.real, stats: opened.stats, compressStream: true };
+    return answer(req, res, entry, rep, opened);
+  }
+
+  function respond(req, res, { real, rel, stats }) {
+    const entry = cache.entry(real, stats);
+    entry.rel = rel;
+    const facts = fileFacts(entry, rel);
+    const rep = chooseRepresentation(req, res, entry, facts);
+    const result = typeof rep.then === 'function'
+      ? rep.then((chosen) => answer(req, res, entry, chosen))
+      : answer(req, res, entry, rep);
+    return result && typeof result.then === 'function' ? result.catch((err) => failed(req, res, err)) : result;
+  }
+
+  function failed(req, res, err) {
+    if (res.headersSent) return res.destroy(); // all the client can learn is that the body is cut short
+    const status = errorStatus(err);
+    return sendError(req, res, status, { error: status === 500 ? err : undefined });
+  }
+
+  return { respond, cache, compression };
+}
+
+module.exports = { createResponder, contentType };

@@ -1,0 +1,294 @@
+'use strict';
+// The primary never serves. It validates the config, forks the workers and supervises them:
+// replaces the ones that die (with a growing delay when they keep dying young), rolls new
+// workers in on SIGHUP one at a time, and drains everything on SIGTERM/SIGINT.
+
+const cluster = require('node:cluster');
+const log = require('../log');
+const { loadConfig, workerCount } = require('../config/load');
+const { readModValidators } = require('../pipeline/scripting/mods');
+const { version } = require('../../package.json');
+const { ensureCertificate, startRenewalTimer } = require('../net/certificate');
+
+const BACKOFF_BASE_MS = 100;
+const BACKOFF_CAP_MS = 15000;
+const STABLE_UPTIME_MS = 10000; // a worker that lived this long did not die of a crash loop
+const READY_TIMEOUT_MS = 30000;
+const RELOAD_IDLE_GRACE_MS = 1000;
+
+class Supervisor {
+  constructor(options) {
+    this.options = options; // { configFile, port, workers, disableMods }
+    this.pool = new Set(); // workers that serve (or are starting to), not the retiring ones
+    this.alive = new Set(); // every worker process not yet exited, retiring ones included
+    this.earlyDeaths = 0;
+    this.stopping = false;
+    this.reloading = false;
+    this.reloadQueued = false;
+    this.started = false;
+  }
+
+  readConfig() {
+    return readConfig(this.options);
+  }
+
+  async start() {
+    this.listenForSignals(); // before the first fork: a SIGHUP must never kill a starting server
+    const { config, errors, problem } = this.readConfig();
+    if (errors.length > 0) this.exitWithErrors(problem || 'the config is invalid', errors);
+    this.config = config;
+    const count = workerCount(config);
+    let listeners;
+    try {
+      const ready = await Promise.all(Array.from({ length: count }, () => this.whenReady(this.fork())));
+      listeners = ready[0];
+    } catch (error) {
+      if (this.stopping) return;
+      this.exitWithErrors('cannot start', [error.message]);
+    }
+    this.started = true;
+    log.info(banner(listeners, `${count} worker${count === 1 ? '' : 's'}, primary pid ${process.pid}`));
+    startRenewalTimer(() => this.config, () => this.reload());
+    if (this.reloadQueued) this.reload();
+  }
+
+  exitWithErrors(what, errors) {
+    log.error(`${what}:`);
+    for (const error of errors) log.error(`  ${error}`);
+    for (const worker of this.alive) worker.process.kill('SIGKILL');
+    process.exit(1);
+  }
+
+  listenForSignals() {
+    process.on('SIGHUP', () => this.reload());
+    process.on('SIGTERM', () => this.stop('SIGTERM'));
+    process.on('SIGINT', () => this.stop('SIGINT'));
+    cluster.on('exit', (worker, code, signal) => this.onExit(worker, code, signal));
+  }
+
+  fork() {
+    const worker = cluster.fork();
+    worker.svr = { startedAt: Date.now(), ready: false, retiring: false };
+    this.alive.add(worker);
+    worker.once('exit', () => this.alive.delete(worker));
+    worker.send({ type: 'config', config: this.config, configFile: this.options.configFile, disableMods: this.options.disableMods });
+    worker.on('message', (message) => this.onMessage(worker, message));
+    this.pool.add(worker);
+    return worker;
+  }
+
+  // Resolves with the worker's listeners once it listens; rejects if it fails first.
+  whenReady(worker) {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => fail(new Error(`worker ${worker.process.pid} did not start listening within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
+      const onMessage = (message) => {
+        if (message.type === 'ready') {
+          cleanup();
+          worker.svr.ready = true;
+          log.info(`worker ${worker.process.pid} ready`);
+          resolve(message.listeners);
+        } else if (message.type === 'fatal') {
+          fail(new Error(message.message));
+        }
+      };
+      const onExit = (code, signal) => fail(new Error(`worker ${worker.process.pid} exited during start-up (${describeExit(code, signal)})`));
+      function cleanup() {
+        clearTimeout(timer);
+        worker.off('message', onMessage);
+        worker.off('exit', onExit);
+      }
+      function fail(error) {
+        cleanup();
+        reject(error);
+      }
+      worker.on('message', onMessage);
+      worker.once('exit', onExit);
+    });
+  }
+
+  onExit(worker, code, signal) {
+    this.pool.delete(worker);
+    if (this.stopping) return this.exitWhenEmpty();
+    if (!this.started) return; // start() reports it: a worker that cannot start is fatal
+    if (worker.svr.retiring || worker.svr.abandoned) return;
+    const uptime = Date.now() - worker.svr.startedAt;
+    log.warn(`worker ${worker.process.pid} died (${describeExit(code, signal)}) after ${uptime} ms`);
+    this.earlyDeaths = uptime < STABLE_UPTIME_MS ? this.earlyDeaths + 1 : 1;
+    this.replaceLater(this.backoffDelay());
+  }
+
+  // A worker hit an uncaught exception: it finishes its in-flight requests and exits by itself.
+  // Its replacement starts now (with the crash-loop backoff), not when it has exited.
+  onMessage(worker, message) {
+    if (message?.type === 'recycle') this.onRecycle(worker, message);
+    // The cluster's own "close" message travels before this one on the same ordered channel,
+    // so by now no new connection will be handed to this worker: it may exit once idle.
+    if (message?.type === 'stopped-accepting' && worker.isConnected()) worker.send({ type: 'no-more-connections' });
+  }
+
+  onRecycle(worker, message) {
+    if (this.stopping || !this.started || worker.svr.retiring || worker.svr.abandoned) return;
+    worker.svr.retiring = true;
+    this.pool.delete(worker);
+    const uptime = Date.now() - worker.svr.startedAt;
+    log.warn(`worker ${worker.process.pid} is recycling after an uncaught exception (${message.message}) after ${uptime} ms`);
+    this.earlyDeaths = uptime < STABLE_UPTIME_MS ? this.earlyDeaths + 1 : 1;
+    this.replaceLater(this.backoffDelay());
+    const backstop = setTimeout(() => worker.process.kill('SIGKILL'), this.config.shutdownTimeout + 2000);
+    worker.once('exit', () => clearTimeout(backstop));
+  }
+
+  // The first death is replaced at once; each further death of a young worker doubles the wait.
+  backoffDelay() {
+    if (this.earlyDeaths <= 1) return 0;
+    return Math.min(BACKOFF_BASE_MS * 2 ** (this.earlyDeaths - 2), BACKOFF_CAP_MS);
+  }
+
+  replaceLater(delay) {
+    log.info(`starting a replacement worker in ${delay} ms`);
+    setTimeout(() => {
+      // A reload may have refilled the pool meanwhile: never run more than `workers`.
+      if (this.stopping || this.pool.size >= workerCount(this.config)) return;
+      const worker = this.fork();
+      this.whenReady(worker).catch((error) => log.error(`replacement worker failed: ${error.message}`));
+    }, delay);
+  }
+
+  async reload() {
+    if (this.stopping) return;
+    if (this.reloading || !this.started) {
+      this.reloadQueued = true;
+      return;
+    }
+    this.reloading = true;
+    log.info('SIGHUP: reloading the config');
+    const { config, errors } = this.readConfig();
+    if (errors.length > 0) {
+      log.error('reload failed, still serving with the previous config:');
+      for (const error of errors) log.error(`  ${error}`);
+    } else {
+      await this.rollWorkers(config);
+    }
+    this.reloading = false;
+    if (this.reloadQueued) {
+      this.reloadQueued = false;
+      this.reload();
+    }
+  }
+
+  // One at a time: a new worker listens before an old one stops accepting and drains.
+  async rollWorkers(config) {
+    const startedAt = Date.now();
+    const previous = this.config;
+    const old = [...this.pool];
+    const target = workerCount(config);
+    const fresh = [];
+    let retired = 0;
+    this.config = config;
+    try {
+      for (let i = 0; i < Math.max(old.length, target); i++) {
+        if (i < target) {
+          const worker = this.fork();
+          fresh.push(worker);
+          await this.whenReady(worker);
+        }
+        if (i < old.length) {
+          this.retire(old[i]);
+          retired++;
+        }
+      }
+      log.info(`reload complete: ${old.length} worker(s) replaced by ${target} in ${Date.now() - startedAt} ms`);
+    } catch (error) {
+      if (this.stopping) return; // the stop drains every worker; abandoning them would cut requests
+      log.error(`reload failed, still serving with the previous config: ${error.message}`);
+      this.config = previous;
+      for (const worker of fresh) this.abandon(worker);
+      for (let i = 0; i < retired; i++) this.replaceLater(0);
+    }
+  }
+
+  retire(worker) {
+    worker.svr.retiring = true;
+    this.pool.delete(worker);
+    this.drain(worker, RELOAD_IDLE_GRACE_MS);
+  }
+
+  abandon(worker) {
+    worker.svr.abandoned = true;
+    this.pool.delete(worker);
+    worker.process.kill('SIGKILL');
+  }
+
+  drain(worker, idleGraceMs) {
+    if (worker.isDead()) return; // died during a reload before its turn to retire
+    const timeoutMs = this.config.shutdownTimeout;
+    if (worker.isConnected()) worker.send({ type: 'drain', idleGraceMs, timeoutMs });
+    const backstop = setTimeout(() => worker.process.kill('SIGKILL'), timeoutMs + 2000);
+    worker.once('exit', () => clearTimeout(backstop));
+  }
+
+  stop(signal) {
+    if (this.stopping) {
+      log.warn(`${signal} again: stopping now`);
+      for (const worker of this.alive) worker.process.kill('SIGKILL');
+      process.exit(1);
+    }
+    this.stopping = true;
+    log.info(`${signal}: stopping gracefully (in-flight requests get up to ${this.config.shutdownTimeout} ms)`);
+    for (const worker of this.alive) this.drain(worker, 0);
+    this.exitWhenEmpty();
+  }
+
+  exitWhenEmpty() {
+    if (this.alive.size > 0) return;
+    log.info('stopped');
+    process.exit(0);
+  }
+}
+
+// The config file plus the command-line overrides, validated. The mods are loaded first (only
+// to read their configValidators: the keys they may add to the config). A mod that cannot load
+// stops the start; with --disable-mods it is only a warning.
+// checkOnly (svr.js --check): validate the certificate files but generate nothing.
+function readConfig(options, { checkOnly = false } = {}) {
+  const mods = readModValidators(options.configFile);
+  if (mods.errors.length > 0) {
+    if (!options.disableMods) return { errors: mods.errors, problem: 'cannot load the mods' };
+    for (const error of mods.errors) log.warn(`--disable-mods: ${error}`);
+  }
+  const { config, errors } = loadConfig(options.configFile, { extraValidators: mods.validators });
+  if (errors.length > 0) return { errors };
+  if (options.port !== undefined) config.port = options.port;
+  if (options.workers !== undefined) config.workers = options.workers;
+  // HTTPS: check the certificate files, or make/renew the self-signed one, before any
+  // worker (new ones on reload included) reads them.
+  const certificate = ensureCertificate(config, { configFile: options.configFile, log, checkOnly });
+  if (certificate.errors.length > 0) return { errors: certificate.errors };
+  return { config, errors };
+}
+
+// The one start-up line tests and users look for.
+function banner(listeners, detail) {
+  const addresses = listeners.map(({ scheme, port }) => `${scheme}://localhost:${port}`).join(' and ');
+  return `svr ${version} listening on ${addresses} (${detail})`;
+}
+
+function describeExit(code, signal) {
+  return signal ? `signal ${signal}` : `exit code ${code}`;
+}
+
+// How connections reach workers (frozen at the first fork). Measured with wrk on the 2-core machine
+// (issue 7, docs-speed.md): with keep-alive both policies serve the same requests per CPU second;
+// with a new connection per request, round-robin costs the primary 13-15% of a core passing handles
+// and gets 1.2-1.7x fewer requests per CPU second than letting the workers accept() themselves.
+// So SCHED_NONE, unless NODE_CLUSTER_SCHED_POLICY says otherwise.
+function chooseSchedulingPolicy() {
+  if (!process.env.NODE_CLUSTER_SCHED_POLICY) cluster.schedulingPolicy = cluster.SCHED_NONE;
+}
+
+function runPrimary(options) {
+  chooseSchedulingPolicy();
+  return new Supervisor(options).start();
+}
+
+module.exports = { runPrimary, readConfig, banner };

@@ -1,0 +1,69 @@
+'use strict';
+// --single-threaded: the worker's code in this one process, for debugging. SIGHUP re-reads
+// the config and rebuilds the pipeline in place; a changed port needs a restart.
+
+const log = require('../log');
+const accessLog = require('../access-log');
+const { readConfig, banner } = require('./primary');
+const { startWorker } = require('./worker');
+const { installCrashHandlers } = require('../request-context');
+
+function runSingleThreaded(options) {
+  const { config, errors, problem } = readConfig(options);
+  if (errors.length > 0) {
+    log.error(`${problem || 'the config is invalid'}:`);
+    for (const error of errors) log.error(`  ${error}`);
+    process.exit(1);
+  }
+  log.warn('running single-threaded: a crash stops the server (use this mode for debugging)');
+  const worker = startWorker(config, options.configFile, {
+    ready: (listeners) => log.info(banner(listeners, `single-threaded, pid ${process.pid}`)),
+    fatal: (code, message) => {
+      log.error(`cannot start: ${message}`);
+      process.exit(1);
+    },
+  }, { disableMods: options.disableMods });
+  // No primary to replace this process: after an uncaught exception it finishes what it is
+  // serving and stops (exit code 1).
+  installCrashHandlers({ log, onCrash: (error) => (worker ? worker.recycle(error) : process.exit(1)) });
+  const stop = (signal) => {
+    if (worker.draining) {
+      log.warn(`${signal} again: stopping now`);
+      accessLog.flush();
+      process.exit(1);
+    }
+    log.info(`${signal}: stopping gracefully`);
+    worker.drain(0, worker.config.shutdownTimeout);
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGHUP', () => reload(worker, options));
+}
+
+function reload(worker, options) {
+  const { config, errors } = readConfig(options);
+  if (errors.length > 0) {
+    log.error('reload failed, still serving with the previous config:');
+    for (const error of errors) log.error(`  ${error}`);
+    return;
+  }
+  for (const key of ['secure', 'sport', 'enableHTTP2', 'disableNonEncryptedServer', 'disableToHTTPSRedirect']) {
+    if (config[key] !== worker.config[key]) log.warn(`${key} changed: restart to apply it`);
+  }
+  if (config.port !== worker.config.port) log.warn('the port changed: restart to listen on the new one');
+  try {
+    worker.build(config); // first: it is what refuses a config it cannot serve (bad wwwroot, say)
+  } catch (error) {
+    log.error(`reload failed, still serving with the previous config: ${error.message}`);
+    return;
+  }
+  try { // renewed certificate files (already checked by readConfig), for new connections
+    if (config.secure) for (const listener of worker.listeners) if (listener.reload) listener.reload(config);
+  } catch (error) {
+    log.error(`the new certificate files could not be loaded, new connections keep the old ones: ${error.message}`);
+  }
+  worker.config = config;
+  log.info('reload complete');
+}
+
+module.exports = { runSingleThreaded };

@@ -1,0 +1,192 @@
+'use strict';
+// A worker: builds the pipeline and the listeners from the validated config it is given,
+// serves, and on request drains — stops accepting, lets in-flight requests finish, closes
+// keep-alive connections as they fall idle, then exits 0.
+
+const net = require('node:net');
+const log = require('../log');
+const accessLog = require('../access-log');
+const { createPipeline } = require('../pipeline');
+const { createListeners } = require('../net/listeners');
+const { installCrashHandlers } = require('../request-context');
+
+// Errors on listen that no restart can fix: the primary stops with the message instead of looping.
+const FATAL_LISTEN_ERRORS = {
+  EADDRINUSE: (port) => `port ${port} is already in use`,
+  EACCES: (port) => `permission denied to listen on port ${port} (ports below 1024 need root or CAP_NET_BIND_SERVICE)`,
+  EADDRNOTAVAIL: (port) => `the address for port ${port} is not available on this machine`,
+};
+
+const DRAIN_SWEEP_MS = 50;
+
+class Worker {
+  constructor(config, configFile, hooks, options = {}) {
+    this.config = config;
+    this.hooks = hooks; // { ready(addresses), fatal(code, message), recycle?(message) }
+    this.disableMods = options.disableMods === true;
+    this.exitCode = 0;
+    this.sockets = new Map(); // socket -> { active, idleSince }
+    this.draining = false;
+    this.configFile = configFile;
+    this.build(config);
+    this.listeners = createListeners(config, {
+      site: (req, res) => this.onRequest(req, res, this.pipeline.handle),
+      httpsRedirect: (req, res) => this.onRequest(req, res, this.pipeline.httpsRedirect),
+    });
+  }
+
+  // The per-config parts, built once; a single-threaded reload builds them again. The pipeline
+  // loads the mods and serverSideScript.js, so a mod that cannot load fails the start (or the
+  // reload) with its own message.
+  build(config) {
+    this.pipeline = createPipeline(config, { log, configFile: this.configFile, disableMods: this.disableMods });
+    this.logRequest = accessLog.createAccessLog(config);
+  }
+
+  // handle: what answers the request (the site's pipeline, or the plain port's HTTPS redirect).
+  onRequest(req, res, handle) {
+    if (this.logRequest) this.logRequest(req, res);
+    // Sockets are tracked as accepted; over TLS req.socket is the TLS socket wrapping it
+    // (for HTTP/2, a proxy of it), whose _parent is the accepted one.
+    const state = this.sockets.get(req.socket) ?? this.sockets.get(req.socket?._parent);
+    if (state) {
+      state.active++;
+      res.once('close', () => { state.active--; state.idleSince = Date.now(); });
+    }
+    // HTTP/2 has no Connection header: its sessions are sent a GOAWAY when the drain starts.
+    if (this.draining && !res.headersSent && req.httpVersionMajor < 2) res.setHeader('Connection', 'close');
+    handle(req, res);
+  }
+
+  track(socket) {
+    this.sockets.set(socket, { active: 0, idleSince: Date.now() });
+    socket.once('close', () => this.sockets.delete(socket));
+  }
+
+  async listen() {
+    await Promise.all(this.listeners.map((listener) => this.listenOne(listener)));
+    this.hooks.ready(this.listeners.map(({ scheme, port }) => ({ scheme, port })));
+  }
+
+  listenOne(listener) {
+    const { server, port } = listener;
+    server.on('connection', (socket) => this.track(socket));
+    return new Promise((resolve) => {
+      const onListenError = (error) => {
+        const describe = FATAL_LISTEN_ERRORS[error.code];
+        this.hooks.fatal(error.code, describe ? describe(port) : `cannot listen on port ${port}: ${error.message}`);
+      };
+      server.once('error', onListenError);
+      server.listen(port, () => {
+        listener.port = server.address().port;
+        // From now on an error is one failed accept (EMFILE, say): log it and keep serving.
+        server.off('error', onListenError);
+        server.on('error', (error) => log.error(`port ${listener.port}: ${error.message}`));
+        resolve();
+      });
+    });
+  }
+
+  // idleGraceMs: how long a keep-alive connection may sit idle before it is closed. During
+  // a reload it is a second: busy clients get "Connection: close" on their next response
+  // instead, which is race-free; closing an idle socket races a request already on its way.
+  drain(idleGraceMs, timeoutMs) {
+    if (this.draining) return;
+    this.draining = true;
+    // net.Server#close stops accepting; http.Server#close would also drop idle keep-alive
+    // sockets at once (Node >= 19), which is exactly the race described above.
+    for (const { server, drain } of this.listeners) {
+      net.Server.prototype.close.call(server);
+      if (drain) drain();
+    }
+    const sweep = setInterval(() => this.closeIdle(idleGraceMs), DRAIN_SWEEP_MS);
+    const force = setTimeout(() => this.exit(`forced after ${timeoutMs} ms with ${this.sockets.size} connection(s) open`), timeoutMs);
+    force.unref();
+    this.onDrained = () => { clearInterval(sweep); this.exit(); };
+    // In a cluster the primary may already have handed us a connection that is still in the
+    // IPC pipe; exiting before it arrives would leave that client hanging. So exit only once
+    // the primary confirms nothing more is on its way (immediately when single-threaded).
+    Promise.resolve(this.hooks.stoppedAccepting && this.hooks.stoppedAccepting()).then(() => {
+      this.mayExit = true;
+      this.closeIdle(idleGraceMs);
+    });
+    this.closeIdle(idleGraceMs);
+  }
+
+  closeIdle(idleGraceMs) {
+    const now = Date.now();
+    for (const [socket, state] of this.sockets) {
+      if (state.active === 0 && now - state.idleSince >= idleGraceMs) socket.destroy();
+    }
+    if (this.sockets.size === 0 && this.mayExit && this.onDrained) this.onDrained();
+  }
+
+  exit(reason) {
+    if (reason) log.warn(`drain ${reason}`);
+    accessLog.flush();
+    process.exit(this.exitCode);
+  }
+
+  // After an uncaught exception: this process may be in a broken state. Stop accepting, let the
+  // other in-flight requests finish, exit 1; the primary starts a replacement at once.
+  recycle(error) {
+    if (this.draining) return;
+    const reason = error instanceof Error ? error.message : String(error);
+    log.warn('uncaught exception: this worker stops accepting, finishes its in-flight requests and exits');
+    this.exitCode = 1;
+    if (this.hooks.recycle) this.hooks.recycle(reason);
+    this.drain(0, this.config.shutdownTimeout);
+  }
+}
+
+// In a cluster worker: wait for the config from the primary, then serve.
+function runClusterWorker() {
+  let worker = null;
+  let confirmNoMoreConnections = null;
+  const stoppedAccepting = () => new Promise((resolve) => {
+    if (!process.connected) return resolve();
+    confirmNoMoreConnections = resolve;
+    process.send({ type: 'stopped-accepting' });
+  });
+  process.on('message', (message) => {
+    if (message.type === 'no-more-connections' && confirmNoMoreConnections) {
+      confirmNoMoreConnections();
+    } else if (message.type === 'config' && !worker) {
+      worker = startWorker(message.config, message.configFile, {
+        ready: (listeners) => process.send({ type: 'ready', listeners }),
+        fatal: (code, text) => process.send({ type: 'fatal', code, message: text }, () => process.exit(1)),
+        recycle: (text) => { if (process.connected) process.send({ type: 'recycle', message: text }); },
+        stoppedAccepting,
+      }, { disableMods: message.disableMods });
+    } else if (message.type === 'drain' && worker) {
+      worker.drain(message.idleGraceMs, message.timeoutMs);
+    }
+  });
+  // The primary is gone (killed with -9, say): nobody supervises this worker any more.
+  process.on('disconnect', () => {
+    if (confirmNoMoreConnections) confirmNoMoreConnections(); // no primary, no more connections
+    if (worker) worker.drain(0, 1000); else process.exit(0);
+  });
+  // A terminal's Ctrl-C signals the whole process group (systemd, with KillMode=mixed, signals only
+  // the primary): drain as the primary would ask. A terminal hang-up must not kill workers;
+  // reloads are the primary's.
+  const drainNow = () => { if (worker) worker.drain(0, worker.config.shutdownTimeout); else process.exit(0); };
+  process.on('SIGTERM', drainNow);
+  process.on('SIGINT', drainNow);
+  process.on('SIGHUP', () => {});
+  installCrashHandlers({ log, onCrash: (error) => (worker ? worker.recycle(error) : process.exit(1)) });
+}
+
+function startWorker(config, configFile, hooks, options) {
+  let worker;
+  try {
+    worker = new Worker(config, configFile, hooks, options);
+  } catch (error) { // the pipeline refuses a config it cannot serve (bad wwwroot, say)
+    hooks.fatal(error.code || 'ECONFIG', error.message);
+    return null;
+  }
+  worker.listen().catch((error) => hooks.fatal(error.code, error.message));
+  return worker;
+}
+
+module.exports = { runClusterWorker, startWorker };
