@@ -5,7 +5,7 @@
 #   scripts/test-guest.sh tools        install systemd-container and debootstrap when missing
 #   scripts/test-guest.sh root DIR     fill the empty directory DIR with the guest root
 #
-# The root is built once with debootstrap (about a minute, ~370 MB) and cached as a tarball in
+# The root is built once with debootstrap (about a minute, ~280 MB) and cached as a tarball in
 # $SVR_TEST_CACHE (default /var/cache/svr-test); later runs unpack the tarball (a few seconds).
 # Delete the cache directory to rebuild. $SVR_TEST_MIRROR overrides the Debian mirror (default: the
 # one apt uses on this machine).

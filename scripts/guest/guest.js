@@ -157,7 +157,9 @@ class Guest {
     return child;
   }
 
-  async shutdown() {
+  // Power the guest off and keep its root. The overlay (--volatile=overlay) took every change, so
+  // boot() starts again from the pristine root, as a fresh machine.
+  async stop() {
     if (this.nspawn && this.nspawn.exitCode === null && this.nspawn.signalCode === null) {
       if (this.pid1) await this.exec('systemctl poweroff', { timeout: 10000 }).catch(() => {});
       let timer;
@@ -169,6 +171,11 @@ class Guest {
         await this.exited;
       }
     }
+    this.pid1 = null;
+  }
+
+  async shutdown() {
+    await this.stop();
     fs.rmSync(this.work, { recursive: true, force: true });
   }
 }
