@@ -74,7 +74,7 @@ grep -q 'npm ci --omit=dev' "$WORK/install.log" || die "install.sh did not run n
 
 # The site and the state are made by postinst, not shipped: a package file would be deleted on
 # remove, and the site is the admin's content.
-rm -rf "$ROOT/var"
+rm -rf "${ROOT:?}/var"
 # apt-get remove/purge uninstall the package: uninstall.sh, and the record install.sh keeps of the
 # default config for its .new files, would only work behind dpkg's back.
 rm -f "$ROOT/usr/lib/svr/scripts/uninstall.sh" "$ROOT/usr/lib/svr/config/svr-config.installed.json"

@@ -134,7 +134,7 @@ function lintianReady() {
   if (has('lintian')) return true;
   if (!isRoot || !has('apt-get')) return false;
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const install = () => run('apt-get', ['install', '-y', '-q', '--no-install-recommends', 'lintian'], { env, timeout: 600000 });
+  const install = () => run('apt-get', ['-o', 'DPkg::Lock::Timeout=300', 'install', '-y', '-q', '--no-install-recommends', 'lintian'], { env, timeout: 600000 });
   if (install().code !== 0) {
     run('apt-get', ['update', '-q'], { env, timeout: 600000 });
     install();
