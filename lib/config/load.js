@@ -10,6 +10,7 @@ const os = require('os');
 const path = require('path');
 const schema = require('../../config/svr-config.schema.json');
 const { describeJsonSyntaxError } = require('./json-error');
+const svrjsKeys = require('./svrjs-keys');
 
 const { DEFAULT_CONFIG_FILE } = require('../product');
 
@@ -39,6 +40,8 @@ function compileSchema() {
   // runs once per load; compilation 75-100 ms -> ~30 ms of the primary's start-up (issue 7).
   const ajv = new Ajv2020({ allErrors: true, useDefaults: true, verbose: true, allowUnionTypes: true, validateSchema: false, code: { optimize: false } });
   ajv.addVocabulary(['x-expected']); // our wording of an expectation, read by expectation() below
+  // SVR.JS keys svr accepts without their effect (svrjs-keys.js reads these two).
+  ajv.addVocabulary(['x-svrjs-ignored', 'x-svrjs-unsupported']);
   ajv.addFormat('svr-regex', isRegexString);
   return ajv.compile(schema);
 }
@@ -59,19 +62,26 @@ function loadConfig(file, { extraValidators = {} } = {}) {
 
 // A parsed config object, validated and completed as loadConfig does (schema defaults applied,
 // paths resolved against the config file's directory). The object is changed in place.
+// warnings: SVR.JS keys accepted without their effect, one line each ("FILE: key: why").
 function checkConfig(config, { file, configFile = path.resolve(file), extraValidators = {} }) {
+  const givenKeys = isPlainObject(config) ? Object.keys(config) : []; // before defaults fill it in
   const problems = schemaProblems(config, extraValidators);
+  let warnings = [];
   if (isPlainObject(config)) {
+    const svrjs = svrjsKeys.review(config, schema, givenKeys);
+    problems.push(...svrjs.problems);
+    warnings = svrjs.warnings.map((problem) => formatProblem(file, problem));
     problems.push(...semanticProblems(config, path.dirname(configFile)));
+    svrjsKeys.applyAliases(config);
     resolvePaths(config, path.dirname(configFile));
   }
   const errors = inFileOrder(problems, config).map((problem) => formatProblem(file, problem));
-  return errors.length ? failure(configFile, errors) : { config, errors, configFile };
+  return errors.length ? failure(configFile, errors, warnings) : { config, errors, warnings, configFile };
 }
 
 // An invalid config is never handed out, so nobody can start a server from half of it.
-function failure(configFile, errors) {
-  return { config: null, errors, configFile };
+function failure(configFile, errors, warnings = []) {
+  return { config: null, errors, warnings, configFile };
 }
 
 function readConfigText(file) {
@@ -180,7 +190,7 @@ function modKeyProblem(key, value, isValid) {
 // ---- what the schema cannot say ----
 
 function semanticProblems(config, baseDir) {
-  return [wwwrootProblem(config, baseDir), timeoutProblem(config)].filter(Boolean);
+  return [wwwrootProblem(config, baseDir), timeoutProblem(config), ...svrjsKeys.accessProblems(config)].filter(Boolean);
 }
 
 function wwwrootProblem(config, baseDir) {
@@ -335,8 +345,10 @@ function isPlainObject(value) {
 // ---- "did you mean" ----
 
 // The allowed key nearest to `name` (ignoring case), if it is near enough to be a likely typo.
+// The limit grows slowly with the name's length: a long name shares "enable..." with many keys, and
+// a third of its letters (enableIPSpoofing -> "enableLogging") is a different word, not a typo.
 function closestKey(name, candidates) {
-  const limit = Math.max(2, Math.ceil(name.length / 3));
+  const limit = Math.max(2, Math.floor(name.length / 5));
   let best = null;
   let bestDistance = Infinity;
   for (const candidate of candidates) {

@@ -9,7 +9,8 @@ const { startWorker } = require('./worker');
 const { installCrashHandlers } = require('../request-context');
 
 function runSingleThreaded(options) {
-  const { config, errors, problem } = readConfig(options);
+  const { config, errors, problem, warnings = [] } = readConfig(options);
+  for (const warning of warnings) log.warn(warning);
   if (errors.length > 0) {
     log.error(`${problem || 'the config is invalid'}:`);
     for (const error of errors) log.error(`  ${error}`);
