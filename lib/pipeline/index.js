@@ -6,9 +6,12 @@
 //
 // Every request runs these stages in order; each answers it or calls next() (docs/architecture.md):
 //   serverHeaders   response-headers.js  Server + fixed customHeaders, first thing for every answer
+//   clientAddress   access/client-address.js  the client behind a proxy (enableIPSpoofing, trustedProxies)
+//   blocklist       access/blocklist.js  403 for a client in `blacklist`, before anything else
 //   sanitize        sanitize.js          414, 400, 403, OPTIONS *, 301 to the clean URL; fills req.svr
 //   rewrite         rewrite.js           the rewrite map, first match wins, 403 on escape
 //   pathHeaders     response-headers.js  customHeaders with {path}, filled after rewriting
+//   accessRules     access/rules.js      nonStandardCodes: redirects, 401 logins, 403/410/...
 //   scripting       scripting/           mods in name order, then serverSideScript.js
 //   staticFiles     static/              files, directories, listings
 // Errors from any stage, and every error status, are answered by error-pages.js (sendError).
@@ -20,6 +23,9 @@ const { createErrorPages } = require('./error-pages');
 const { createServerHeadersStage, createPathHeadersStage } = require('./response-headers');
 const { createSanitizeStage } = require('./sanitize');
 const { createRewriteStage } = require('./rewrite');
+const { createClientAddressStage } = require('./access/client-address');
+const { createBlocklistStage } = require('./access/blocklist');
+const { createAccessRulesStage } = require('./access/rules');
 const { createScriptingStage } = require('./scripting');
 const { createStaticStage } = require('./static');
 const { createHttpsRedirectStage } = require('./https-redirect');
@@ -28,16 +34,22 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
   const site = createSite(config, { log, configFile });
   site.sendError = createErrorPages(site);
   const fail = (req, res, error) => site.sendError(req, res, 500, { error });
+  applyEnvironment(config);
   const stages = [
     createServerHeadersStage(site),
+    createClientAddressStage(site),
+    createBlocklistStage(site),
     createSanitizeStage(site),
     createRewriteStage(site),
     createPathHeadersStage(site),
+    createAccessRulesStage(site),
     disableMods ? null : createScriptingStage(site),
     createStaticStage(site),
   ].filter(Boolean);
   const redirectStages = [
     createServerHeadersStage(site),
+    createClientAddressStage(site),
+    createBlocklistStage(site),
     createPathHeadersStage(site),
     createHttpsRedirectStage(site),
   ].filter(Boolean);
@@ -48,10 +60,15 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
   };
 }
 
+// `environmentVariables` (SVR.JS): set before mods and serverSideScript.js load, in every worker.
+function applyEnvironment(config) {
+  for (const [name, value] of Object.entries(config.environmentVariables || {})) process.env[name] = String(value);
+}
+
 // req.svr: the one per-request record the stages share (docs/architecture.md lists its fields).
 function withRecord(run) {
   return function handle(req, res) {
-    req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null };
+    req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null, clientAddress: undefined };
     run(req, res);
   };
 }
