@@ -1,0 +1,104 @@
+'use strict';
+// An SVR.JS config.json starts svr: every key SVR.JS 3.x/4.x knows is understood (implemented, or
+// accepted with a one-line warning saying why), keys svr cannot honour are refused unless they
+// hold SVR.JS's harmless defaults, and a missing wwwroot gets a migration hint.
+// test/fixtures/svrjs-config.json holds every SVR.JS key with SVR.JS's shipped values (no wwwroot,
+// as SVR.JS's own config.json); written for these tests.
+
+const { describe, it, after } = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { loadConfig } = require('../lib/config/load');
+const { runSvr } = require('./helpers');
+
+const FIXTURE = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures', 'svrjs-config.json'), 'utf8'));
+const NO_EFFECT = ['timestamp', 'version', 'optOutOfStatisticsServer', 'disableConfigurationSaving',
+  'disableUnusedWorkerTermination', 'enableRemoteLogBrowsing', 'disableServerSideScriptExpose', 'allowStatus',
+  'enableDirectoryListingWithDefaultHead', 'enableIncludingHeadAndFootInHTML', 'enableOCSPStapling',
+  'http2Settings', 'allowPostfixDoubleSlashes', 'allowDoubleSlashes'];
+
+const dirs = [];
+after(() => dirs.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
+
+function write(config) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-svrjs-config-'));
+  dirs.push(dir);
+  fs.mkdirSync(path.join(dir, 'site'));
+  const file = path.join(dir, 'config.json');
+  fs.writeFileSync(file, JSON.stringify(config, null, 2));
+  return file;
+}
+
+describe('an SVR.JS config.json', () => {
+  it('without wwwroot: exactly one error, naming wwwroot with a migration hint', () => {
+    const file = write(FIXTURE);
+    const { errors } = loadConfig(file);
+    assert.equal(errors.length, 1, errors.join('\n'));
+    assert.match(errors[0], /: wwwroot: missing: this looks like an SVR\.JS config.*Add "wwwroot"/);
+  });
+
+  it('with wwwroot: loads, with one warning per key that has no effect, each saying why', () => {
+    const file = write({ ...FIXTURE, wwwroot: 'site' });
+    const { errors, warnings, config } = loadConfig(file);
+    assert.deepEqual(errors, []);
+    assert.ok(config);
+    assert.equal(warnings.length, NO_EFFECT.length, warnings.join('\n'));
+    for (const key of NO_EFFECT) {
+      const line = warnings.find((w) => w.startsWith(`${file}: ${key}: `));
+      assert.match(line || '', /: accepted from SVR\.JS, no effect in svr: \S.+/, key);
+    }
+  });
+
+  it('svr --check: warnings on stderr, "ok", exit 0', async () => {
+    const file = write({ ...FIXTURE, wwwroot: 'site' });
+    const { code, stdout, stderr } = await runSvr(['--check', '--config', file]);
+    assert.equal(code, 0, stderr);
+    assert.match(stdout, /: ok$/);
+    const lines = stderr.split('\n').filter(Boolean);
+    assert.equal(lines.length, NO_EFFECT.length, stderr);
+    assert.ok(lines.every((line) => line.startsWith('warning: ')), stderr);
+  });
+
+  it('svr --check without wwwroot: the hint, exit 1', async () => {
+    const file = write(FIXTURE);
+    const { code, stderr } = await runSvr(['--check', '--config', file]);
+    assert.equal(code, 1);
+    assert.match(stderr, /wwwroot: missing: this looks like an SVR\.JS config/);
+    assert.match(stderr, /: 1 error$/);
+  });
+
+  it('a key svr cannot honour is refused when it would change what is served', () => {
+    const cases = {
+      wwwrootVHost: [{ host: 'a.example', wwwroot: '/srv/a' }],
+      customHeadersVHost: [{ host: 'a.example', headers: { 'X-Frame-Options': 'DENY' } }],
+      useClientCertificate: true,
+      wwwredirect: true,
+    };
+    for (const [key, value] of Object.entries(cases)) {
+      const { errors } = loadConfig(write({ wwwroot: 'site', [key]: value }));
+      assert.equal(errors.length, 1, key);
+      assert.match(errors[0], new RegExp(`: ${key}: not supported by svr: `), key);
+    }
+  });
+
+  it('domian (SVR.JS 2.x spelling) fills domain', () => {
+    const { config } = loadConfig(write({ wwwroot: 'site', domian: 'example.com' }));
+    assert.equal(config.domain, 'example.com');
+  });
+
+  it('a redirect rule without location and a bad blacklist entry are errors naming the key', () => {
+    const { errors } = loadConfig(write({ wwwroot: 'site', nonStandardCodes: [{ url: '/a', scode: 301 }], blacklist: ['10.0.0.0/40'] }));
+    assert.equal(errors.length, 2, errors.join('\n'));
+    assert.ok(errors.some((e) => /: nonStandardCodes\[0\]\.location: missing: a 301 rule redirects/.test(e)), errors.join('\n'));
+    assert.ok(errors.some((e) => /: blacklist\[0\]: expected an IP address or CIDR block/.test(e)), errors.join('\n'));
+  });
+
+  it('an unknown key that is not SVR.JS\'s is still an error, and "did you mean" names only near keys', () => {
+    const { errors } = loadConfig(write({ wwwroot: 'site', enableIPSpoofin: true, enableCaching: true, enableDirListing: true }));
+    assert.match(errors[0], /enableIPSpoofin: unknown key; did you mean "enableIPSpoofing"\?$/);
+    assert.match(errors[1], /enableCaching: unknown key$/, 'not "enableLogging": a different word, not a typo');
+    assert.match(errors[2], /enableDirListing: unknown key; did you mean "enableDirectoryListing"\?$/);
+  });
+});
