@@ -32,12 +32,21 @@ const GROUPS = [
     'maxPostDataSize', 'users']],
   ['HTTPS and HTTP/2', ['secure', 'sport', 'spubport', 'pubport', 'cert', 'key', 'sni', 'enableHTTP2',
     'disableNonEncryptedServer', 'disableToHTTPSRedirect', 'domain', 'tlsMinVersion', 'tlsMaxVersion',
-    'cipherSuite', 'hstsMaxAge', 'stateDirectory']],
+    'cipherSuite', 'ecdhCurve', 'signatureAlgorithms', 'hstsMaxAge', 'stateDirectory']],
   ['Compression and the file cache', ['enableCompression', 'dontCompress', 'fileCacheMaxBytes',
     'fileCacheMaxFileSize']],
   // Keys of the reverse proxy and monitoring work; a name the schema does not have is skipped.
   ['Reverse proxy and monitoring', ['proxy', 'trustedProxies', 'acceptProxyProtocol', 'health',
     'metrics']],
+  ['Access rules and client addresses', ['nonStandardCodes', 'blacklist', 'enableIPSpoofing',
+    'environmentVariables']],
+  // SVR.JS keys svr accepts so an SVR.JS config.json starts (docs/svrjs-migration.md).
+  ['Accepted from SVR.JS configs', ['domian', 'timestamp', 'version', 'optOutOfStatisticsServer',
+    'disableConfigurationSaving', 'disableUnusedWorkerTermination', 'enableRemoteLogBrowsing',
+    'disableServerSideScriptExpose', 'allowStatus', 'allowDoubleSlashes', 'enableDirectoryListingWithDefaultHead',
+    'enableIncludingHeadAndFootInHTML', 'enableOCSPStapling', 'http2Settings', 'useClientCertificate',
+    'rejectUnauthorizedClientCertificates', 'wwwrootVHost', 'customHeadersVHost', 'enableDirectoryListingVHost',
+    'wwwrootPostfixesVHost', 'wwwrootPostfixPrefixesVHost', 'allowPostfixDoubleSlashes', 'wwwredirect']],
 ];
 
 // A default longer than this is shown below the tables instead of in its cell.

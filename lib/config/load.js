@@ -11,6 +11,7 @@ const path = require('path');
 const schema = require('../../config/svr-config.schema.json');
 const { describeJsonSyntaxError } = require('./json-error');
 const svrjsKeys = require('./svrjs-keys');
+const { parseListenAddress } = require('./listen-address');
 
 const { DEFAULT_CONFIG_FILE } = require('../product');
 
@@ -43,6 +44,7 @@ function compileSchema() {
   // SVR.JS keys svr accepts without their effect (svrjs-keys.js reads these two).
   ajv.addVocabulary(['x-svrjs-ignored', 'x-svrjs-unsupported']);
   ajv.addFormat('svr-regex', isRegexString);
+  ajv.addFormat('svr-listen', (value) => !parseListenAddress(value).error);
   return ajv.compile(schema);
 }
 
@@ -107,7 +109,10 @@ function schemaProblems(config, extraValidators) {
   if (validate(config)) return [];
   const problems = [];
   const seenValuePaths = new Set(); // one "expected X, found Y" per key, however many rules failed
+  // A value that fits none of an anyOf's forms: say what the anyOf accepts, not what its first form does.
+  const anyOfPaths = new Set(validate.errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath));
   for (const error of validate.errors) {
+    if (error.keyword !== 'anyOf' && anyOfPaths.has(error.instancePath) && error.schemaPath.includes('/anyOf/')) continue;
     const problem = problemFromAjvError(error, config, extraValidators);
     if (!problem) continue;
     if (problem.isValueProblem) {
@@ -129,12 +134,19 @@ function problemFromAjvError(error, config, extraValidators) {
 }
 
 function valueProblem(error, at, config) {
-  const found = `${shortJson(error.data)}${regexDetail(error)}`;
+  const found = `${shortJson(error.data)}${regexDetail(error)}${listenDetail(error)}`;
   return {
     key: keyPath(at, config),
     message: `expected ${expectation(error.parentSchema)}, found ${found}`,
     isValueProblem: true,
   };
+}
+
+// A port/sport string that is no listen address: say which part is wrong.
+function listenDetail(error) {
+  if (error.keyword !== 'anyOf' || !error.parentSchema || error.parentSchema.anyOf.every((s) => s.format !== 'svr-listen')) return '';
+  const { error: reason } = parseListenAddress(error.data);
+  return reason && typeof error.data === 'string' && !reason.startsWith('expected') ? ` (${reason})` : '';
 }
 
 // A string shaped like "/.../" that fails to compile: add V8's reason (bad group, bad flag, ...).
@@ -224,6 +236,9 @@ function resolvePaths(config, baseDir) {
     if (typeof object[key] === 'string') object[key] = path.resolve(baseDir, object[key]);
   };
   for (const key of PATH_KEYS) resolveIn(config, key);
+  for (const key of ['port', 'sport']) {
+    if (parseListenAddress(config[key]).path !== undefined) resolveIn(config, key); // a Unix socket
+  }
   if (!isPlainObject(config.sni)) return;
   for (const pair of Object.values(config.sni)) {
     if (!isPlainObject(pair)) continue;

@@ -4,6 +4,7 @@
 
 const http = require('node:http');
 const { createSecureServer } = require('./tls-context');
+const { parseListenAddress } = require('../config/listen-address');
 
 function serverOptions(config) {
   return {
@@ -20,6 +21,8 @@ function applyTimeouts(server, config) {
   server.requestTimeout = config.requestTimeout;
 }
 
+// Each listener: { server, port (as configured), listen ({ port, host } or { path }: server.listen's
+// options), scheme }.
 // handlers: { site(req, res), httpsRedirect(req, res) }, the worker's entry points. The plain
 // listener of an HTTPS site answers with httpsRedirect unless disableToHTTPSRedirect is set.
 function createListeners(config, handlers) {
@@ -29,12 +32,12 @@ function createListeners(config, handlers) {
     const redirect = config.secure && !config.disableToHTTPSRedirect;
     const server = http.createServer(serverOptions(config), redirect ? handlers.httpsRedirect : handler);
     applyTimeouts(server, config);
-    listeners.push({ server, port: config.port, scheme: 'http' });
+    listeners.push({ server, port: config.port, listen: parseListenAddress(config.port), scheme: 'http' });
   }
   if (config.secure) {
     const { server, drain, reload } = createSecureServer(config, handler, serverOptions(config));
     applyTimeouts(server, config);
-    listeners.push({ server, port: config.sport, scheme: 'https', drain, reload });
+    listeners.push({ server, port: config.sport, listen: parseListenAddress(config.sport), scheme: 'https', drain, reload });
   }
   return listeners;
 }

@@ -6,6 +6,7 @@
 const cluster = require('node:cluster');
 const log = require('../log');
 const { loadConfig, workerCount } = require('../config/load');
+const { describeListenAddress, removeStaleSockets } = require('../config/listen-address');
 const { readModValidators } = require('../pipeline/scripting/mods');
 const { version } = require('../../package.json');
 const { ensureCertificate, startRenewalTimer } = require('../net/certificate');
@@ -38,6 +39,7 @@ class Supervisor {
     for (const warning of warnings) log.warn(warning);
     if (errors.length > 0) this.exitWithErrors(problem || 'the config is invalid', errors);
     this.config = config;
+    removeStaleSockets(config, log);
     const count = workerCount(config);
     let listeners;
     try {
@@ -268,9 +270,10 @@ function readConfig(options, { checkOnly = false } = {}) {
   return { config, errors, warnings };
 }
 
-// The one start-up line tests and users look for.
+// The one start-up line tests and users look for; it names what was really bound
+// ("http://[::]:80" is every interface, "http://127.0.0.1:8080" one address, "http+unix:/run/x.sock").
 function banner(listeners, detail) {
-  const addresses = listeners.map(({ scheme, port }) => `${scheme}://localhost:${port}`).join(' and ');
+  const addresses = listeners.map(({ scheme, address }) => describeListenAddress(scheme, address)).join(' and ');
   return `svr ${version} listening on ${addresses} (${detail})`;
 }
 

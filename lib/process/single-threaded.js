@@ -5,6 +5,7 @@
 const log = require('../log');
 const accessLog = require('../access-log');
 const { readConfig, banner } = require('./primary');
+const { removeStaleSockets } = require('../config/listen-address');
 const { startWorker } = require('./worker');
 const { installCrashHandlers } = require('../request-context');
 
@@ -17,6 +18,7 @@ function runSingleThreaded(options) {
     process.exit(1);
   }
   log.warn('running single-threaded: a crash stops the server (use this mode for debugging)');
+  removeStaleSockets(config, log);
   const worker = startWorker(config, options.configFile, {
     ready: (listeners) => log.info(banner(listeners, `single-threaded, pid ${process.pid}`)),
     fatal: (code, message) => {
