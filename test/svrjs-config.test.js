@@ -71,8 +71,8 @@ describe('an SVR.JS config.json', () => {
 
   it('a key svr cannot honour is refused when it would change what is served', () => {
     const cases = {
-      wwwrootVHost: [{ host: 'a.example', wwwroot: '/srv/a' }],
-      customHeadersVHost: [{ host: 'a.example', headers: { 'X-Frame-Options': 'DENY' } }],
+      wwwrootPostfixesVHost: [{ host: 'a.example', postfix: 'a' }],
+      wwwrootPostfixPrefixesVHost: ['/cgi-bin'],
       useClientCertificate: true,
       wwwredirect: true,
     };

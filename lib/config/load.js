@@ -202,10 +202,12 @@ function modKeyProblem(key, value, isValid) {
 // ---- what the schema cannot say ----
 
 function semanticProblems(config, baseDir) {
-  return [wwwrootProblem(config, baseDir), timeoutProblem(config), ...svrjsKeys.accessProblems(config)].filter(Boolean);
+  const hostRoots = (Array.isArray(config.wwwrootVHost) ? config.wwwrootVHost : [])
+    .map((host, i) => isPlainObject(host) && wwwrootProblem(host, baseDir, `wwwrootVHost[${i}].wwwroot`));
+  return [wwwrootProblem(config, baseDir), ...hostRoots, timeoutProblem(config), ...svrjsKeys.accessProblems(config)].filter(Boolean);
 }
 
-function wwwrootProblem(config, baseDir) {
+function wwwrootProblem(config, baseDir, key = 'wwwroot') {
   if (typeof config.wwwroot !== 'string') return null; // the schema already reported it
   const resolved = path.resolve(baseDir, config.wwwroot);
   let reason;
@@ -217,7 +219,7 @@ function wwwrootProblem(config, baseDir) {
   if (!reason) return null;
   const shown = JSON.stringify(config.wwwroot);
   const found = resolved === config.wwwroot ? shown : `${shown} (${resolved})`;
-  return { key: 'wwwroot', message: `expected an existing directory, found ${found}: ${reason}` };
+  return { key, message: `expected an existing directory, found ${found}: ${reason}` };
 }
 
 // Node refuses to create a server whose headersTimeout exceeds a non-zero requestTimeout;
@@ -238,6 +240,9 @@ function resolvePaths(config, baseDir) {
   for (const key of PATH_KEYS) resolveIn(config, key);
   for (const key of ['port', 'sport']) {
     if (parseListenAddress(config[key]).path !== undefined) resolveIn(config, key); // a Unix socket
+  }
+  for (const host of Array.isArray(config.wwwrootVHost) ? config.wwwrootVHost : []) {
+    if (isPlainObject(host)) resolveIn(host, 'wwwroot');
   }
   if (!isPlainObject(config.sni)) return;
   for (const pair of Object.values(config.sni)) {

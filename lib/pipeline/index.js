@@ -11,16 +11,20 @@
 //   sanitize        sanitize.js          414, 400, 403, OPTIONS *, 301 to the clean URL; fills req.svr
 //   rewrite         rewrite.js           the rewrite map, first match wins, 403 on escape
 //   pathHeaders     response-headers.js  customHeaders with {path}, filled after rewriting
+//   hostHeaders     response-headers.js  customHeadersVHost: the matching host's headers on top
 //   accessRules     access/rules.js      nonStandardCodes: redirects, 401 logins, 403/410/...
 //   scripting       scripting/           mods in name order, then serverSideScript.js
 //   staticFiles     static/              files, directories, listings
 // Errors from any stage, and every error status, are answered by error-pages.js (sendError).
+// With virtual hosts (virtual-hosts.js) the static stage and the error pages are built once per
+// web root at load, and each request uses its own host's.
 // The plain port of an HTTPS site runs a shorter list: serverHeaders, pathHeaders, httpsRedirect.
 
 const { createSite } = require('./site');
 const { runStages } = require('./runner');
 const { createErrorPages } = require('./error-pages');
-const { createServerHeadersStage, createPathHeadersStage } = require('./response-headers');
+const { createServerHeadersStage, createPathHeadersStage, createHostHeadersStage } = require('./response-headers');
+const { createVirtualHosts } = require('./virtual-hosts');
 const { createSanitizeStage } = require('./sanitize');
 const { createRewriteStage } = require('./rewrite');
 const { createClientAddressStage } = require('./access/client-address');
@@ -33,6 +37,7 @@ const { createHttpsRedirectStage } = require('./https-redirect');
 function createPipeline(config, { log, configFile, disableMods = false } = {}) {
   const site = createSite(config, { log, configFile });
   site.sendError = createErrorPages(site);
+  const staticFiles = createRootStages(site);
   const fail = (req, res, error) => site.sendError(req, res, 500, { error });
   applyEnvironment(config);
   const stages = [
@@ -42,21 +47,37 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
     createSanitizeStage(site),
     createRewriteStage(site),
     createPathHeadersStage(site),
+    createHostHeadersStage(site),
     createAccessRulesStage(site),
     disableMods ? null : createScriptingStage(site),
-    createStaticStage(site),
+    staticFiles,
   ].filter(Boolean);
   const redirectStages = [
     createServerHeadersStage(site),
     createClientAddressStage(site),
     createBlocklistStage(site),
     createPathHeadersStage(site),
+    createHostHeadersStage(site),
     createHttpsRedirectStage(site),
   ].filter(Boolean);
   return {
     site,
     handle: withRecord(runStages(stages, fail)),
     httpsRedirect: withRecord(runStages(redirectStages, fail)),
+  };
+}
+
+// The static stage, and with virtual hosts one per web root (each with its own error pages);
+// site.sendError then answers with the request's own host's pages.
+function createRootStages(site) {
+  const pick = createVirtualHosts(site, (hostSite) => {
+    if (hostSite !== site) hostSite.sendError = createErrorPages(hostSite);
+    return { sendError: hostSite.sendError, staticFiles: createStaticStage(hostSite) };
+  });
+  if (pick === null) return createStaticStage(site);
+  site.sendError = (req, res, status, options) => pick(req).sendError(req, res, status, options);
+  return function staticFiles(req, res, next) {
+    return pick(req).staticFiles(req, res, next);
   };
 }
 

@@ -14,11 +14,17 @@
 //   site.authenticate   null, or authenticate(req) -> Promise<user name | null>: Basic credentials
 //                       checked against `users` (credentials.js), shared by every stage that asks
 //   site.sendError      set by the pipeline once the error pages are built (stage 6)
+//   site.hostHeaders    [{ matches(req), fixed, withPath }]: customHeadersVHost, first match wins
+//
+// Virtual hosts (SVR.JS 4.4+): hostSite(site, overrides) is the same site with another web root
+// and/or listing switch; virtual-hosts.js builds one per combination at load.
 
 const fs = require('node:fs');
 const path = require('node:path');
 const { serverString, INSTALL_DIR, stateDirectory, modsDirectory } = require('../product');
 const { createAuthenticator } = require('./credentials');
+const { compileHostPattern } = require('../http/host');
+const { compileAddressList } = require('../http/address-list');
 
 const noopLog = { info() {}, warn() {}, error() {} };
 // svr's own code, hidden when the web root is the installation directory (or above it).
@@ -36,7 +42,34 @@ function createSite(config, { log = noopLog, configFile } = {}) {
     protectedPaths: protectedPaths(config, configFile, root),
     authenticate: createAuthenticator(config.users),
     sendError: null,
+    hostHeaders: compileVirtualHosts(config.customHeadersVHost).map(({ matches, entry }) => ({
+      matches, ...compileHeaders({ customHeaders: entry.headers }, null),
+    })),
   };
+}
+
+// The same site for one virtual host: its own root (and what hides inside it), its own
+// listing switch. Everything else is shared.
+function hostSite(site, { wwwroot, enableDirectoryListing }) {
+  const config = { ...site.config, wwwroot, enableDirectoryListing };
+  const root = realRoot(wwwroot);
+  return { ...site, config, root, protectedPaths: protectedPaths(config, site.configFile, root), sendError: null };
+}
+
+// SVR.JS's per-host lists ([{ host?, ip?, ...}]): host as http/host.js, ip the local address the
+// connection came in on. Returns [{ matches(req), entry }]; the caller takes the first match.
+function compileVirtualHosts(list) {
+  return (list || []).map((entry) => {
+    const host = compileHostPattern(entry.host);
+    const local = entry.ip ? compileAddressList([entry.ip], 'ip') : null;
+    const matches = (req) => (host === null || host(req)) && (local === null || local.has(req.socket && req.socket.localAddress));
+    return { matches, entry };
+  });
+}
+
+function firstMatch(rules, req) {
+  for (let i = 0; i < rules.length; i++) if (rules[i].matches(req)) return i;
+  return -1;
 }
 
 function realRoot(wwwroot) {
@@ -52,12 +85,13 @@ function realRoot(wwwroot) {
 }
 
 // Server first (customHeaders may override it, as SVR.JS allows), then customHeaders in order.
+// serverName null: only the given headers (a virtual host's, set over the site's).
 function compileHeaders(config, serverName) {
-  const fixed = [['Server', serverName]];
+  const fixed = serverName === null ? [] : [['Server', serverName]];
   const withPath = [];
   for (const [name, value] of Object.entries(config.customHeaders || {})) {
     const text = String(value);
-    if (name.toLowerCase() === 'server') fixed[0] = ['Server', text];
+    if (serverName !== null && name.toLowerCase() === 'server') fixed[0] = ['Server', text];
     else if (text.includes('{path}')) withPath.push([name, text]);
     else fixed.push([name, text]);
   }
@@ -92,4 +126,4 @@ function protectedPaths(config, configFile, root) {
   return paths;
 }
 
-module.exports = { createSite, fillPath, headersFor };
+module.exports = { createSite, fillPath, headersFor, hostSite, compileVirtualHosts, firstMatch };

@@ -1,0 +1,68 @@
+'use strict';
+// Virtual hosts as SVR.JS 4.4+ (wwwrootVHost, enableDirectoryListingVHost, customHeadersVHost):
+// two hosts with their own roots, error pages and listings, one pipeline.
+
+const { describe, it, before, after } = require('node:test');
+const assert = require('node:assert/strict');
+const { startPipeline } = require('./support/pipeline');
+const { request } = require('./helpers');
+
+const as = (host) => ({ headers: { host } });
+
+describe('virtual hosts', () => {
+  let site;
+  before(async () => {
+    site = await startPipeline({
+      config: {
+        wwwrootVHost: [{ host: 'a.example', wwwroot: 'a' }, { host: '*.b.example', wwwroot: 'b' }],
+        enableDirectoryListingVHost: [{ host: '*.b.example', enabled: true }],
+        customHeadersVHost: [{ host: 'a.example', headers: { 'X-Site': 'a', 'X-Path': 'a:{path}' } }],
+        customHeaders: { 'X-Site': 'default', 'X-Frame-Options': 'DENY' },
+        errorPages: [{ scode: 404, path: 'missing.html' }],
+      },
+      files: {
+        'index.html': 'default site',
+        'only-default.txt': 'default only',
+        'missing.html': 'default 404 page',
+        '../a/index.html': 'site a',
+        '../a/missing.html': 'a 404 page',
+        '../a/docs/x.txt': 'x',
+        '../b/index.html': 'site b',
+        '../b/docs/y.txt': 'y',
+        '../b/missing.html': 'b 404 page',
+      },
+    });
+  });
+  after(() => site.stop());
+
+  it('serves each host from its own root; other hosts from wwwroot', async () => {
+    assert.equal((await request(`${site.url}/`, as('a.example'))).text, 'site a');
+    assert.equal((await request(`${site.url}/`, as('www.b.example'))).text, 'site b');
+    assert.equal((await request(`${site.url}/`, as('b.example'))).text, 'site b', '*.b.example matches b.example too');
+    assert.equal((await request(`${site.url}/`, as('other.example'))).text, 'default site');
+    assert.equal((await request(`${site.url}/only-default.txt`, as('a.example'))).status, 404, 'a host sees only its own root');
+  });
+
+  it('error pages come from the request\'s own root', async () => {
+    const a = await request(`${site.url}/nope`, as('a.example'));
+    assert.equal(a.status, 404);
+    assert.equal(a.text, 'a 404 page');
+    assert.equal((await request(`${site.url}/nope`, as('b.example'))).text, 'b 404 page');
+    assert.equal((await request(`${site.url}/nope`, as('c.example'))).text, 'default 404 page');
+  });
+
+  it('listings per host: on for *.b.example, off (403) elsewhere', async () => {
+    const b = await request(`${site.url}/docs/`, as('b.example'));
+    assert.equal(b.status, 200);
+    assert.match(b.text, /y\.txt/);
+    assert.equal((await request(`${site.url}/docs/`, as('a.example'))).status, 403);
+  });
+
+  it('customHeadersVHost: the host\'s headers over customHeaders, {path} filled', async () => {
+    const a = await request(`${site.url}/docs/x.txt`, as('a.example'));
+    assert.equal(a.headers['x-site'], 'a');
+    assert.equal(a.headers['x-path'], 'a:/docs/x.txt');
+    assert.equal(a.headers['x-frame-options'], 'DENY');
+    assert.equal((await request(`${site.url}/`, as('b.example'))).headers['x-site'], 'default');
+  });
+});
