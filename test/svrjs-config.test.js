@@ -73,7 +73,6 @@ describe('an SVR.JS config.json', () => {
     const cases = {
       wwwrootPostfixesVHost: [{ host: 'a.example', postfix: 'a' }],
       wwwrootPostfixPrefixesVHost: ['/cgi-bin'],
-      useClientCertificate: true,
       wwwredirect: true,
     };
     for (const [key, value] of Object.entries(cases)) {

@@ -59,6 +59,12 @@ function loadTlsContext(config) {
     // null -> the server's default certificate (options.cert/key)
     options.SNICallback = (servername, cb) => cb(null, match(servername));
   }
+  // SVR.JS's client certificates: ask for one, and with rejectUnauthorizedClientCertificates
+  // refuse a client without a certificate the system's CAs trust.
+  if (config.useClientCertificate === true) {
+    options.requestCert = true;
+    options.rejectUnauthorized = config.rejectUnauthorizedClientCertificates === true;
+  }
   return options;
 }
 
