@@ -73,7 +73,6 @@ describe('an SVR.JS config.json', () => {
     const cases = {
       wwwrootPostfixesVHost: [{ host: 'a.example', postfix: 'a' }],
       wwwrootPostfixPrefixesVHost: ['/cgi-bin'],
-      wwwredirect: true,
     };
     for (const [key, value] of Object.entries(cases)) {
       const { errors } = loadConfig(write({ wwwroot: 'site', [key]: value }));

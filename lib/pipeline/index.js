@@ -9,6 +9,7 @@
 //   clientAddress   access/client-address.js  the client behind a proxy (enableIPSpoofing, trustedProxies)
 //   blocklist       access/blocklist.js  403 for a client in `blacklist`, before anything else
 //   sanitize        sanitize.js          414, 400, 403, OPTIONS *, 301 to the clean URL; fills req.svr
+//   wwwRedirect     www-redirect.js      wwwredirect: 301 from `domain` to www.`domain`
 //   rewrite         rewrite.js           the rewrite map, first match wins, 403 on escape
 //   pathHeaders     response-headers.js  customHeaders with {path}, filled after rewriting
 //   hostHeaders     response-headers.js  customHeadersVHost: the matching host's headers on top
@@ -27,6 +28,7 @@ const { createServerHeadersStage, createPathHeadersStage, createHostHeadersStage
 const { createVirtualHosts } = require('./virtual-hosts');
 const { createSanitizeStage } = require('./sanitize');
 const { createRewriteStage } = require('./rewrite');
+const { createWwwRedirectStage } = require('./www-redirect');
 const { createClientAddressStage } = require('./access/client-address');
 const { createBlocklistStage } = require('./access/blocklist');
 const { createAccessRulesStage } = require('./access/rules');
@@ -45,6 +47,7 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
     createClientAddressStage(site),
     createBlocklistStage(site),
     createSanitizeStage(site),
+    createWwwRedirectStage(site),
     createRewriteStage(site),
     createPathHeadersStage(site),
     createHostHeadersStage(site),

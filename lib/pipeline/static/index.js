@@ -4,7 +4,7 @@
 //   method policy   GET and HEAD; OPTIONS -> 204 + Allow; anything else -> 405 + Allow
 //   resolve.js      URL path -> real path under the path policy (dotfiles, protected paths,
 //                   symlinks, containment); every refusal a 404
-//   directory       301 to add the trailing slash, then index.html / index.htm, a listing
+//   directory       301 to add the trailing slash, then index.html / index.htm / index.xhtml, a listing
 //                   (listing.js, with enableDirectoryListing) or 403
 //   respond.js      one path for a file: representation, preconditions, HEAD/Range, body
 
@@ -14,7 +14,7 @@ const { createResolver, errorStatus } = require('./resolve');
 const { createResponder } = require('./respond');
 const { createListing } = require('./listing');
 
-const INDEX_FILES = ['index.html', 'index.htm'];
+const INDEX_FILES = ['index.html', 'index.htm', 'index.xhtml']; // SVR.JS's order
 
 function createStaticStage(site) {
   const { config, sendError } = site;

@@ -1,0 +1,78 @@
+'use strict';
+// Smaller SVR.JS features an SVR.JS site relies on: automatic error pages (.N / N.html),
+// errorPages and rewriteMap limited by host/ip, index.xhtml, wwwredirect, environmentVariables.
+
+const { describe, it, before, after } = require('node:test');
+const assert = require('node:assert/strict');
+const { startPipeline } = require('./support/pipeline');
+const { request } = require('./helpers');
+
+describe('SVR.JS site features', () => {
+  let site;
+  before(async () => {
+    site = await startPipeline({
+      config: {
+        domain: 'example.com',
+        wwwredirect: true,
+        errorPages: [
+          { scode: 404, path: 'a-404.html', host: 'a.example' },
+          { scode: 404, path: 'local-404.html', ip: '10.9.9.9' },
+        ],
+        rewriteMap: [
+          { definingRegex: '/^\\/here$/', ip: '127.0.0.1', replacements: [{ regex: '/.*/', replacement: '/here.txt' }] },
+          { definingRegex: '/^\\/there$/', ip: '10.9.9.9', replacements: [{ regex: '/.*/', replacement: '/here.txt' }] },
+        ],
+        nonStandardCodes: [{ url: '/blocked', scode: 403 }],
+        environmentVariables: { SVR_TEST_GREETING: 'hello from the config' },
+      },
+      files: {
+        '403.html': '<p>custom forbidden: {path}</p>',
+        '.500': 'dot five hundred',
+        'a-404.html': 'a host 404',
+        'local-404.html': 'never: another address',
+        'here.txt': 'here',
+        'x/index.xhtml': '<html xmlns="http://www.w3.org/1999/xhtml"><body>xhtml index</body></html>',
+        'serverSideScript.js': "if (req.url === '/env') { res.writeHead(200); res.end(process.env.SVR_TEST_GREETING); } else if (req.url === '/boom') { callServerError(500); } else elseCallback();",
+      },
+    });
+  });
+  after(() => site.stop());
+
+  it('automatic error pages: N.html and .N in the web root', async () => {
+    const forbidden = await request(`${site.url}/blocked`);
+    assert.equal(forbidden.status, 403);
+    assert.equal(forbidden.text, '<p>custom forbidden: /blocked</p>');
+    const boom = await request(`${site.url}/boom`);
+    assert.equal(boom.status, 500);
+    assert.equal(boom.text, 'dot five hundred');
+  });
+
+  it('errorPages entries with host/ip apply only to matching requests', async () => {
+    assert.equal((await request(`${site.url}/missing`, { headers: { host: 'a.example' } })).text, 'a host 404');
+    const other = await request(`${site.url}/missing`, { headers: { host: 'b.example' } });
+    assert.equal(other.status, 404);
+    assert.doesNotMatch(other.text, /a host 404|never/);
+  });
+
+  it('rewriteMap entries with ip apply only to connections to that address', async () => {
+    assert.equal((await request(`${site.url}/here`)).text, 'here');
+    assert.equal((await request(`${site.url}/there`)).status, 404);
+  });
+
+  it('index.xhtml is a directory index', async () => {
+    const res = await request(`${site.url}/x/`);
+    assert.equal(res.status, 200);
+    assert.match(res.text, /xhtml index/);
+  });
+
+  it('wwwredirect: Host `domain` goes to www.`domain`, port and URL kept', async () => {
+    const res = await request(`${site.url}/here?x=1`, { headers: { host: 'example.com:8080' } });
+    assert.equal(res.status, 301);
+    assert.equal(res.headers.location, 'http://www.example.com:8080/here?x=1');
+    assert.equal((await request(`${site.url}/here`, { headers: { host: 'www.example.com' } })).status, 200);
+  });
+
+  it('environmentVariables are set before serverSideScript.js runs', async () => {
+    assert.equal((await request(`${site.url}/env`)).text, 'hello from the config');
+  });
+});
