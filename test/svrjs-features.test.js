@@ -76,3 +76,31 @@ describe('SVR.JS site features', () => {
     assert.equal((await request(`${site.url}/env`)).text, 'hello from the config');
   });
 });
+
+describe('a web root that is an old SVR.JS installation', () => {
+  const files = {
+    'index.html': 'site', 'svr.js': '// SVR.JS itself', 'config.json': '{"users":[{"name":"a","pass":"hash","salt":"s"}]}',
+    'node_modules/dep/index.js': 'dep', 'log/2024.log': 'log line', 'temp/requestCounter': '1', 'mods/mod.js': 'mod',
+  };
+
+  it('does not serve SVR.JS\'s config, code, modules, logs or temp files (disableServerSideScriptExpose)', async () => {
+    const site = await startPipeline({ config: {}, files });
+    try {
+      for (const p of ['/config.json', '/svr.js', '/node_modules/dep/index.js', '/log/2024.log', '/temp/requestCounter', '/mods/mod.js']) {
+        assert.equal((await request(`${site.url}${p}`)).status, 404, p);
+      }
+      assert.equal((await request(`${site.url}/`)).text, 'site');
+    } finally {
+      await site.stop();
+    }
+  });
+
+  it('serves them with disableServerSideScriptExpose: false, as SVR.JS', async () => {
+    const site = await startPipeline({ config: { disableServerSideScriptExpose: false }, files });
+    try {
+      assert.equal((await request(`${site.url}/config.json`)).status, 200);
+    } finally {
+      await site.stop();
+    }
+  });
+});

@@ -123,7 +123,20 @@ function protectedPaths(config, configFile, root) {
     const p = realOrSelf(path.join(INSTALL_DIR, name));
     if (root !== p && !root.startsWith(p + path.sep)) paths.push(p);
   }
-  return paths;
+  return paths.concat(svrjsInstallPaths(config, root));
+}
+
+// A web root that is an old SVR.JS installation (SVR.JS's "portable" layout: svr.js and its
+// config.json beside the site) holds SVR.JS's config with password hashes, its modules, mods, logs
+// and temporary files. SVR.JS hid them with disableServerSideScriptExpose (default true); so does svr.
+const SVRJS_FILES = ['config.json', 'svr.js', 'svr.compressed', 'modloader', 'node_modules', 'mods', 'temp',
+  'log', 'cert', 'svrpasswd.js', 'logviewer.js', 'loghighlight.js', 'svr_new.js', 'svrjs.json'];
+
+function svrjsInstallPaths(config, root) {
+  if (config.disableServerSideScriptExpose === false) return [];
+  const isInstall = fs.existsSync(path.join(root, 'config.json')) &&
+    (fs.existsSync(path.join(root, 'svr.js')) || fs.existsSync(path.join(root, 'svr.compressed')));
+  return isInstall ? SVRJS_FILES.map((name) => path.join(root, name)) : [];
 }
 
 module.exports = { createSite, fillPath, headersFor, hostSite, compileVirtualHosts, firstMatch };
