@@ -15,7 +15,7 @@ const { runSvr } = require('./helpers');
 
 const FIXTURE = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures', 'svrjs-config.json'), 'utf8'));
 const NO_EFFECT = ['timestamp', 'version', 'optOutOfStatisticsServer', 'disableConfigurationSaving',
-  'disableUnusedWorkerTermination', 'enableRemoteLogBrowsing', 'allowStatus',
+  'disableUnusedWorkerTermination', 'enableRemoteLogBrowsing',
   'enableDirectoryListingWithDefaultHead', 'enableIncludingHeadAndFootInHTML', 'enableOCSPStapling',
   'http2Settings', 'allowPostfixDoubleSlashes', 'allowDoubleSlashes'];
 

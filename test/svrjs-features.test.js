@@ -104,3 +104,29 @@ describe('a web root that is an old SVR.JS installation', () => {
     }
   });
 });
+
+describe('allowStatus', () => {
+  it('serves /svrjsstatus.svr with this worker\'s counts when on', async () => {
+    const site = await startPipeline({ config: { allowStatus: true }, files: { 'index.html': 'home' } });
+    try {
+      await request(`${site.url}/`);
+      await request(`${site.url}/nope`);
+      const res = await request(`${site.url}/svrjsstatus.svr`);
+      assert.equal(res.status, 200);
+      assert.match(res.text, /Requests \(this worker\)<\/th><td>3</);
+      assert.match(res.text, /Client errors \(4xx\)<\/th><td>1</);
+      assert.match(res.text, new RegExp(`Worker pid</th><td>${process.pid}<`));
+    } finally {
+      await site.stop();
+    }
+  });
+
+  it('is off by default (404)', async () => {
+    const site = await startPipeline({ config: {} });
+    try {
+      assert.equal((await request(`${site.url}/svrjsstatus.svr`)).status, 404);
+    } finally {
+      await site.stop();
+    }
+  });
+});

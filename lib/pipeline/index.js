@@ -15,6 +15,7 @@
 //   hostHeaders     response-headers.js  customHeadersVHost: the matching host's headers on top
 //   accessRules     access/rules.js      nonStandardCodes: redirects, 401 logins, 403/410/...
 //   scripting       scripting/           mods in name order, then serverSideScript.js
+//   status          status.js            /svrjsstatus.svr with allowStatus
 //   staticFiles     static/              files, directories, listings
 // Errors from any stage, and every error status, are answered by error-pages.js (sendError).
 // With virtual hosts (virtual-hosts.js) the static stage and the error pages are built once per
@@ -34,6 +35,7 @@ const { createBlocklistStage } = require('./access/blocklist');
 const { createAccessRulesStage } = require('./access/rules');
 const { createScriptingStage } = require('./scripting');
 const { createStaticStage } = require('./static');
+const { createStatusStage, createRequestCounters } = require('./status');
 const { createHttpsRedirectStage } = require('./https-redirect');
 
 function createPipeline(config, { log, configFile, disableMods = false } = {}) {
@@ -42,6 +44,7 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
   const staticFiles = createRootStages(site);
   const fail = (req, res, error) => site.sendError(req, res, 500, { error });
   applyEnvironment(config);
+  const counters = config.allowStatus === true ? createRequestCounters() : null;
   const stages = [
     createServerHeadersStage(site),
     createClientAddressStage(site),
@@ -53,6 +56,7 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
     createHostHeadersStage(site),
     createAccessRulesStage(site),
     disableMods ? null : createScriptingStage(site),
+    createStatusStage(site, counters),
     staticFiles,
   ].filter(Boolean);
   const redirectStages = [
@@ -65,8 +69,8 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
   ].filter(Boolean);
   return {
     site,
-    handle: withRecord(runStages(stages, fail)),
-    httpsRedirect: withRecord(runStages(redirectStages, fail)),
+    handle: withRecord(runStages(stages, fail), counters),
+    httpsRedirect: withRecord(runStages(redirectStages, fail), counters),
   };
 }
 
@@ -90,8 +94,10 @@ function applyEnvironment(config) {
 }
 
 // req.svr: the one per-request record the stages share (docs/architecture.md lists its fields).
-function withRecord(run) {
+// counters: the status page's request counts (status.js), or null when it is off.
+function withRecord(run, counters) {
   return function handle(req, res) {
+    if (counters !== null) counters.count(req, res);
     req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null, clientAddress: undefined };
     run(req, res);
   };
