@@ -29,24 +29,25 @@ const GROUPS = [
   ['Responses and error pages', ['customHeaders', 'exposeServerVersion', 'errorPages', 'page404',
     'exposeModsInErrorPages', 'stackHidden', 'serverAdministratorEmail']],
   ['Server-side JavaScript and mods', ['useWebRootServerSideScript', 'modsDirectory',
-    'maxPostDataSize', 'users']],
+    'maxPostDataSize', 'users', 'environmentVariables']],
   ['HTTPS and HTTP/2', ['secure', 'sport', 'spubport', 'pubport', 'cert', 'key', 'sni', 'enableHTTP2',
     'disableNonEncryptedServer', 'disableToHTTPSRedirect', 'domain', 'tlsMinVersion', 'tlsMaxVersion',
-    'cipherSuite', 'ecdhCurve', 'signatureAlgorithms', 'hstsMaxAge', 'stateDirectory']],
+    'cipherSuite', 'ecdhCurve', 'signatureAlgorithms', 'useClientCertificate', 'rejectUnauthorizedClientCertificates',
+    'hstsMaxAge', 'stateDirectory']],
   ['Compression and the file cache', ['enableCompression', 'dontCompress', 'fileCacheMaxBytes',
     'fileCacheMaxFileSize']],
   // Keys of the reverse proxy and monitoring work; a name the schema does not have is skipped.
   ['Reverse proxy and monitoring', ['proxy', 'trustedProxies', 'acceptProxyProtocol', 'health',
     'metrics']],
   ['Access rules and client addresses', ['nonStandardCodes', 'blacklist', 'enableIPSpoofing',
-    'environmentVariables']],
+    'disableServerSideScriptExpose', 'allowStatus']],
+  ['Virtual hosts', ['wwwrootVHost', 'customHeadersVHost', 'enableDirectoryListingVHost', 'wwwredirect',
+    'wwwrootPostfixesVHost', 'wwwrootPostfixPrefixesVHost', 'allowPostfixDoubleSlashes']],
   // SVR.JS keys svr accepts so an SVR.JS config.json starts (docs/svrjs-migration.md).
-  ['Accepted from SVR.JS configs', ['domian', 'timestamp', 'version', 'optOutOfStatisticsServer',
+  ['Accepted from SVR.JS configs without effect', ['domian', 'timestamp', 'version', 'optOutOfStatisticsServer',
     'disableConfigurationSaving', 'disableUnusedWorkerTermination', 'enableRemoteLogBrowsing',
-    'disableServerSideScriptExpose', 'allowStatus', 'allowDoubleSlashes', 'enableDirectoryListingWithDefaultHead',
-    'enableIncludingHeadAndFootInHTML', 'enableOCSPStapling', 'http2Settings', 'useClientCertificate',
-    'rejectUnauthorizedClientCertificates', 'wwwrootVHost', 'customHeadersVHost', 'enableDirectoryListingVHost',
-    'wwwrootPostfixesVHost', 'wwwrootPostfixPrefixesVHost', 'allowPostfixDoubleSlashes', 'wwwredirect']],
+    'allowDoubleSlashes', 'enableDirectoryListingWithDefaultHead', 'enableIncludingHeadAndFootInHTML',
+    'enableOCSPStapling', 'http2Settings']],
 ];
 
 // A default longer than this is shown below the tables instead of in its cell.

@@ -243,3 +243,19 @@ describe('brute-force lock', () => {
     assert.equal(guard.isLocked('a'), false, 'a success starts the count again');
   });
 });
+
+describe('through svr itself', () => {
+  const { startServer } = require('./helpers');
+
+  it('the access log shows the resolved client address; a blocked client gets 403 even for a malformed URL', async () => {
+    const server = await startServer({ config: { enableIPSpoofing: true, blacklist: ['127.0.0.2'] }, files: { 'index.html': 'home' } });
+    try {
+      await get(server.url, '/', { headers: { 'x-forwarded-for': '192.0.2.44' } });
+      await server.waitForLog(/^192\.0\.2\.44 - - \[/, 'stdout');
+      assert.equal((await get(server.url, '/%00', { from: '127.0.0.2' })).status, 403);
+      assert.equal((await get(server.url, '/%00', { from: '127.0.0.3' })).status, 400);
+    } finally {
+      await server.stop();
+    }
+  });
+});

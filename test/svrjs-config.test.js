@@ -100,3 +100,30 @@ describe('an SVR.JS config.json', () => {
     assert.match(errors[2], /enableDirListing: unknown key; did you mean "enableDirectoryListing"\?$/);
   });
 });
+
+describe('defaults (docs/svrjs-migration.md)', () => {
+  // key -> [svr's default, SVR.JS's default]
+  const DIFFERENT = {
+    enableDirectoryListing: [false, true],
+    exposeServerVersion: [false, true],
+    exposeModsInErrorPages: [false, true],
+    stackHidden: [true, false],
+    allowStatus: [false, true],
+    enableCompression: [true, false],
+  };
+
+  it('a new config gets svr\'s safer defaults where they differ from SVR.JS', () => {
+    const { config } = loadConfig(write({ wwwroot: 'site' }));
+    for (const [key, [ours]] of Object.entries(DIFFERENT)) assert.equal(config[key], ours, key);
+  });
+
+  it('a saved SVR.JS config sets these keys itself, so it keeps SVR.JS\'s behaviour', () => {
+    const { config } = loadConfig(write({ ...FIXTURE, wwwroot: 'site' }));
+    for (const key of ['enableDirectoryListing', 'exposeServerVersion', 'exposeModsInErrorPages', 'stackHidden', 'allowStatus', 'enableCompression']) {
+      assert.equal(config[key], FIXTURE[key], key);
+    }
+    assert.equal(config.enableDirectoryListing, true);
+    assert.equal(config.exposeServerVersion, true);
+    assert.equal(config.allowStatus, true);
+  });
+});
