@@ -126,6 +126,7 @@ describe('nonStandardCodes', () => {
     { url: '/moved', scode: 302, location: 'https://example.com/elsewhere' },
     { regex: '/^\\/blog\\/(\\d+)$/', scode: 308, location: '/posts/$1' },
     { regex: '/^\\/tmp\\/(.*)/', scode: 307, location: '/temp/$1' },
+    { regex: '/^\\/jump(\\/.*)$/', scode: 302, location: '/$1' },
     { url: '/gone', scode: 410 },
     { url: '/teapot', scode: 418 },
     { url: '/legal', scode: 451 },
@@ -159,6 +160,8 @@ describe('nonStandardCodes', () => {
     res = await get(site.url, '/tmp/a/b?q');
     assert.equal(res.status, 307);
     assert.equal(res.headers.location, '/temp/a/b?q');
+    res = await get(site.url, '/jump/evil.example/x');
+    assert.equal(res.headers.location, '/evil.example/x', 'a path location never becomes another host');
   });
 
   it('answers 410, 418 and 451 with the error page; a code that is not an error is 501', async () => {

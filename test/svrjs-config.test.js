@@ -127,3 +127,19 @@ describe('defaults (docs/svrjs-migration.md)', () => {
     assert.equal(config.allowStatus, true);
   });
 });
+
+describe('starting with an SVR.JS config', () => {
+  const { startServer } = require('./helpers');
+
+  it('logs one warning per key without effect, then serves', async () => {
+    const server = await startServer({ config: { timestamp: 1700000000000, allowStatus: false, optOutOfStatisticsServer: false }, files: { 'index.html': 'home' } });
+    try {
+      const warnings = server.stderr().filter((line) => / warn .*accepted from SVR\.JS, no effect in svr: /.test(line));
+      assert.equal(warnings.length, 2, server.stderr().join('\n'));
+      assert.ok(warnings.some((line) => line.includes('timestamp: ')));
+      assert.ok(warnings.some((line) => line.includes('optOutOfStatisticsServer: ')));
+    } finally {
+      await server.stop();
+    }
+  });
+});

@@ -75,10 +75,16 @@ function clientOf(req) {
 function redirectTarget(rule, url, path) {
   if (rule.regex !== null) {
     const replaced = url.replace(rule.regex, rule.location);
-    return replaced !== url ? replaced : path.replace(rule.regex, rule.location);
+    return sameOrigin(rule, replaced !== url ? replaced : path.replace(rule.regex, rule.location));
   }
   const query = url.includes('?') ? url.slice(url.indexOf('?') + 1) : '';
   return query.trim() === '' ? rule.location : `${rule.location}?${query}`;
+}
+
+// A capture that starts with "/" would turn "/$1" into "//evil.example/...", which browsers read as
+// another host. A location written as a path stays a path on this host.
+function sameOrigin(rule, location) {
+  return rule.location.startsWith('/') && !rule.location.startsWith('//') ? location.replace(/^\/{2,}/, '/') : location;
 }
 
 function createAccessRulesStage(site) {
