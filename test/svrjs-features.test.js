@@ -130,3 +130,34 @@ describe('allowStatus', () => {
     }
   });
 });
+
+describe('enableIncludingHeadAndFootInHTML', () => {
+  const files = { 'head.html': '<div>HEAD</div>', '.foot': '<div>FOOT</div>', 'page.html': '<p>plain page</p>', 'dir/index.html': '<p>index</p>', 'data.txt': 'text' };
+
+  it('wraps static .html pages (and index pages) in .head/head.html and .foot/foot.html', async () => {
+    const site = await startPipeline({ config: { enableIncludingHeadAndFootInHTML: true }, files });
+    try {
+      const page = await request(`${site.url}/page.html`);
+      assert.equal(page.text, '<div>HEAD</div><p>plain page</p><div>FOOT</div>');
+      assert.equal(Number(page.headers['content-length']), Buffer.byteLength(page.text));
+      assert.equal((await request(`${site.url}/dir/`)).text, '<div>HEAD</div><p>index</p><div>FOOT</div>');
+      assert.equal((await request(`${site.url}/data.txt`)).text, 'text', 'only HTML');
+      assert.equal((await request(`${site.url}/head.html`)).text, '<div>HEAD</div>', 'the head file itself is not wrapped');
+      const again = await request(`${site.url}/page.html`, { headers: { 'if-none-match': page.headers.etag } });
+      assert.equal(again.status, 304);
+      const head = await request(`${site.url}/page.html`, { method: 'HEAD' });
+      assert.equal(head.headers['content-length'], page.headers['content-length']);
+    } finally {
+      await site.stop();
+    }
+  });
+
+  it('is off by default: pages are served as they are', async () => {
+    const site = await startPipeline({ config: {}, files });
+    try {
+      assert.equal((await request(`${site.url}/page.html`)).text, '<p>plain page</p>');
+    } finally {
+      await site.stop();
+    }
+  });
+});
