@@ -145,6 +145,9 @@ describe('enableIncludingHeadAndFootInHTML', () => {
       assert.equal((await request(`${site.url}/head.html`)).text, '<div>HEAD</div>', 'the head file itself is not wrapped');
       const again = await request(`${site.url}/page.html`, { headers: { 'if-none-match': page.headers.etag } });
       assert.equal(again.status, 304);
+      const ranged = await request(`${site.url}/page.html`, { headers: { range: 'bytes=0-3', 'accept-encoding': 'gzip, br' } });
+      assert.equal(ranged.status, 200, 'no ranges on a wrapped page');
+      assert.equal(ranged.headers['content-encoding'], undefined, 'no compression on a wrapped page');
       const head = await request(`${site.url}/page.html`, { method: 'HEAD' });
       assert.equal(head.headers['content-length'], page.headers['content-length']);
     } finally {
