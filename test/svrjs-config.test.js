@@ -16,7 +16,7 @@ const { runSvr } = require('./helpers');
 const FIXTURE = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures', 'svrjs-config.json'), 'utf8'));
 const NO_EFFECT = ['timestamp', 'version', 'optOutOfStatisticsServer', 'disableConfigurationSaving',
   'disableUnusedWorkerTermination', 'enableRemoteLogBrowsing',
-  'enableDirectoryListingWithDefaultHead', 'enableOCSPStapling',
+  'enableOCSPStapling',
   'http2Settings', 'allowPostfixDoubleSlashes', 'allowDoubleSlashes'];
 
 const dirs = [];

@@ -164,3 +164,26 @@ describe('enableIncludingHeadAndFootInHTML', () => {
     }
   });
 });
+
+describe('listing customisation', () => {
+  it('.dirhead/HEAD.html, .maindesc and .dirfoot/FOOT.html in the listed directory', async () => {
+    const site = await startPipeline({
+      config: { enableDirectoryListing: true, enableDirectoryListingWithDefaultHead: true },
+      files: {
+        'head.html': '<div>SITEHEAD</div>', 'foot.html': '<div>SITEFOOT</div>',
+        'a/HEAD.html': '<div>AHEAD</div>', 'a/.maindesc': '<p>ADESC</p>', 'a/.dirfoot': '<div>AFOOT</div>', 'a/file.txt': 'x',
+        'b/file.txt': 'y',
+      },
+    });
+    try {
+      const a = (await request(`${site.url}/a/`)).text;
+      assert.match(a, /<h1>[^<]*<\/h1>\n<div>AHEAD<\/div><table>/);
+      assert.match(a, /<\/table><hr\/><p>ADESC<\/p><div>AFOOT<\/div><footer>/);
+      const b = (await request(`${site.url}/b/`)).text;
+      assert.match(b, /<div>SITEHEAD<\/div><table>/, 'the site head stands in (enableDirectoryListingWithDefaultHead)');
+      assert.match(b, /<\/table><div>SITEFOOT<\/div><footer>/);
+    } finally {
+      await site.stop();
+    }
+  });
+});
