@@ -69,18 +69,6 @@ describe('an SVR.JS config.json', () => {
     assert.match(stderr, /: 1 error$/);
   });
 
-  it('a key svr cannot honour is refused when it would change what is served', () => {
-    const cases = {
-      wwwrootPostfixesVHost: [{ host: 'a.example', postfix: 'a' }],
-      wwwrootPostfixPrefixesVHost: ['/cgi-bin'],
-    };
-    for (const [key, value] of Object.entries(cases)) {
-      const { errors } = loadConfig(write({ wwwroot: 'site', [key]: value }));
-      assert.equal(errors.length, 1, key);
-      assert.match(errors[0], new RegExp(`: ${key}: not supported by svr: `), key);
-    }
-  });
-
   it('domian (SVR.JS 2.x spelling) fills domain', () => {
     const { config } = loadConfig(write({ wwwroot: 'site', domian: 'example.com' }));
     assert.equal(config.domain, 'example.com');

@@ -66,3 +66,32 @@ describe('virtual hosts', () => {
     assert.equal((await request(`${site.url}/`, as('b.example'))).headers['x-site'], 'default');
   });
 });
+
+describe('web-root postfixes (wwwrootPostfixesVHost)', () => {
+  let site;
+  before(async () => {
+    site = await startPipeline({
+      config: {
+        wwwrootPostfixesVHost: [{ host: 'a.example', postfix: 'hosts/a', skipRegex: '/^\\/shared\\//' }],
+        wwwrootPostfixPrefixesVHost: ['/cgi-bin'],
+        rewriteMap: [{ definingRegex: '/^\\/hosts\\/a\\/old$/', replacements: [{ regex: '/old$/', replacement: 'new.txt' }] }],
+      },
+      files: {
+        'index.html': 'main', 'hosts/a/index.html': 'host a', 'hosts/a/new.txt': 'rewritten after the postfix',
+        'cgi-bin/hosts/a/run.txt': 'cgi for a', 'shared/x.txt': 'shared',
+      },
+    });
+  });
+  after(() => site.stop());
+
+  it('serves a host from its subdirectory; others from the root', async () => {
+    assert.equal((await request(`${site.url}/`, as('a.example'))).text, 'host a');
+    assert.equal((await request(`${site.url}/`, as('b.example'))).text, 'main');
+  });
+
+  it('keeps a listed prefix in front, honours skipRegex, and runs before the rewrite map', async () => {
+    assert.equal((await request(`${site.url}/cgi-bin/run.txt`, as('a.example'))).text, 'cgi for a');
+    assert.equal((await request(`${site.url}/shared/x.txt`, as('a.example'))).text, 'shared');
+    assert.equal((await request(`${site.url}/old`, as('a.example'))).text, 'rewritten after the postfix');
+  });
+});

@@ -41,8 +41,8 @@ function compileSchema() {
   // runs once per load; compilation 75-100 ms -> ~30 ms of the primary's start-up.
   const ajv = new Ajv2020({ allErrors: true, useDefaults: true, verbose: true, allowUnionTypes: true, validateSchema: false, code: { optimize: false } });
   ajv.addVocabulary(['x-expected']); // our wording of an expectation, read by expectation() below
-  // SVR.JS keys svr accepts without their effect (svrjs-keys.js reads these two).
-  ajv.addVocabulary(['x-svrjs-ignored', 'x-svrjs-unsupported']);
+  // SVR.JS keys svr accepts without their effect (svrjs-keys.js reads it).
+  ajv.addVocabulary(['x-svrjs-ignored']);
   ajv.addFormat('svr-regex', isRegexString);
   ajv.addFormat('svr-listen', (value) => !parseListenAddress(value).error);
   return ajv.compile(schema);

@@ -1,19 +1,16 @@
 'use strict';
-// SVR.JS's config keys that svr accepts without (all of) their effect, so that an SVR.JS
-// config.json starts svr and means the same or says plainly where it does not.
+// SVR.JS's config keys that svr accepts without their effect, so that an SVR.JS config.json
+// starts svr and means the same or says plainly where it does not.
 //
-// The schema marks such keys (config/svr-config.schema.json):
-//   "x-svrjs-ignored": "why"       accepted; present -> one warning line "key: ... no effect: why"
-//   "x-svrjs-unsupported": [v...]  accepted only with one of these values (SVR.JS's harmless
-//                                  defaults); any other value is an error, because ignoring it
-//                                  would change what is served or weaken security
+// The schema marks such keys (config/svr-config.schema.json) with "x-svrjs-ignored": "why";
+// present in a config, each gives one warning line "key: ... no effect: why". (A key whose absence
+// would change what is served or weaken security is never marked so: it is implemented.)
 //
 //   review(config, schema, givenKeys)       -> { warnings: [problem], problems: [problem] }
 //                                              (givenKeys: the file's own keys, before defaults)
 //   accessProblems(config)                  -> [problem]  (address lists, redirect rules)
 //   applyAliases(config)                    -> `domian` (SVR.JS 2.x's spelling) fills `domain`
 
-const { isDeepStrictEqual } = require('node:util');
 const { compileAddressList } = require('../http/address-list');
 
 // Keys only SVR.JS's configs have: a config with any of them (and no wwwroot) came from SVR.JS.
@@ -29,14 +26,9 @@ function review(config, schema, givenKeys) {
   const problems = [];
   for (const key of givenKeys) {
     const spec = schema.properties[key];
-    const value = config[key];
     if (!spec) continue;
     if (spec['x-svrjs-ignored']) {
       warnings.push({ key, message: `accepted from SVR.JS, no effect in svr: ${spec['x-svrjs-ignored']}` });
-    }
-    const allowed = spec['x-svrjs-unsupported'];
-    if (allowed && !allowed.some((v) => isDeepStrictEqual(v, value))) {
-      problems.push({ key, message: `not supported by svr: ${JSON.stringify(value)}. ${spec.description}` });
     }
   }
   if (!givenKeys.includes('wwwroot') && SVRJS_ONLY.some((key) => givenKeys.includes(key))) problems.push(wwwrootHint());

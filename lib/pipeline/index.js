@@ -10,6 +10,7 @@
 //   blocklist       access/blocklist.js  403 for a client in `blacklist`, before anything else
 //   sanitize        sanitize.js          414, 400, 403, OPTIONS *, 301 to the clean URL; fills req.svr
 //   wwwRedirect     www-redirect.js      wwwredirect: 301 from `domain` to www.`domain`
+//   postfixes       postfixes.js         wwwrootPostfixesVHost: hosts as subdirectories of the root
 //   rewrite         rewrite.js           the rewrite map, first match wins, 403 on escape
 //   pathHeaders     response-headers.js  customHeaders with {path}, filled after rewriting
 //   hostHeaders     response-headers.js  customHeadersVHost: the matching host's headers on top
@@ -30,6 +31,7 @@ const { createVirtualHosts } = require('./virtual-hosts');
 const { createSanitizeStage } = require('./sanitize');
 const { createRewriteStage } = require('./rewrite');
 const { createWwwRedirectStage } = require('./www-redirect');
+const { createPostfixStage } = require('./postfixes');
 const { createClientAddressStage } = require('./access/client-address');
 const { createBlocklistStage } = require('./access/blocklist');
 const { createAccessRulesStage } = require('./access/rules');
@@ -51,6 +53,7 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
     createBlocklistStage(site),
     createSanitizeStage(site),
     createWwwRedirectStage(site),
+    createPostfixStage(site),
     createRewriteStage(site),
     createPathHeadersStage(site),
     createHostHeadersStage(site),
