@@ -205,7 +205,7 @@ describe('unknown keys', () => {
 
   test('inside an error page, the allowed keys are listed when none is close', () => {
     const { errors } = loadWith({ errorPages: [{ scode: 404, path: 'x.html', zzz: 1 }] });
-    assert.match(errors[0], /: errorPages\[0\]\.zzz: unknown key \(allowed here: "scode", "path"\)$/);
+    assert.match(errors[0], /: errorPages\[0\]\.zzz: unknown key \(allowed here: "scode", "path", "host", "ip"\)$/);
   });
 });
 
