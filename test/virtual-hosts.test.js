@@ -18,6 +18,7 @@ describe('virtual hosts', () => {
         enableDirectoryListingVHost: [{ host: '*.b.example', enabled: true }],
         customHeadersVHost: [{ host: 'a.example', headers: { 'X-Site': 'a', 'X-Path': 'a:{path}' } }],
         customHeaders: { 'X-Site': 'default', 'X-Frame-Options': 'DENY' },
+        rewriteMap: [{ definingRegex: '/^\\/spa\\//', isNotFile: true, replacements: [{ regex: '/.*/', replacement: '/index.html' }] }],
         errorPages: [{ scode: 404, path: 'missing.html' }],
       },
       files: {
@@ -27,6 +28,7 @@ describe('virtual hosts', () => {
         '../a/index.html': 'site a',
         '../a/missing.html': 'a 404 page',
         '../a/docs/x.txt': 'x',
+        '../a/spa/real.txt': 'a real file',
         '../b/index.html': 'site b',
         '../b/docs/y.txt': 'y',
         '../b/missing.html': 'b 404 page',
@@ -41,6 +43,11 @@ describe('virtual hosts', () => {
     assert.equal((await request(`${site.url}/`, as('b.example'))).text, 'site b', '*.b.example matches b.example too');
     assert.equal((await request(`${site.url}/`, as('other.example'))).text, 'default site');
     assert.equal((await request(`${site.url}/only-default.txt`, as('a.example'))).status, 404, 'a host sees only its own root');
+  });
+
+  it('the rewrite map\'s isNotFile looks in the request\'s own root', async () => {
+    assert.equal((await request(`${site.url}/spa/real.txt`, as('a.example'))).text, 'a real file');
+    assert.equal((await request(`${site.url}/spa/real.txt`, as('c.example'))).text, 'default site');
   });
 
   it('error pages come from the request\'s own root', async () => {

@@ -82,7 +82,7 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
 function createRootStages(site) {
   const pick = createVirtualHosts(site, (hostSite) => {
     if (hostSite !== site) hostSite.sendError = createErrorPages(hostSite);
-    return { sendError: hostSite.sendError, staticFiles: createStaticStage(hostSite) };
+    return { root: hostSite.root, sendError: hostSite.sendError, staticFiles: createStaticStage(hostSite) };
   });
   if (pick === null) return createStaticStage(site);
   site.sendError = (req, res, status, options) => pick(req).sendError(req, res, status, options);

@@ -79,7 +79,8 @@ function createRewriteStage(site) {
   const { rules, errors } = compileRewriteMap(site.config.rewriteMap);
   if (errors.length) throw new Error(errors.join('\n'));
   if (rules.length === 0) return null;
-  const { root, sendError } = site;
+  const { sendError } = site;
+  const rootFor = site.rootFor || (() => site.root); // the request's own web root (virtual hosts)
 
   return async function rewrite(req, res, next) {
     const url = req.url;
@@ -92,7 +93,7 @@ function createRewriteStage(site) {
       rule.defining.lastIndex = 0;
       if (!rule.defining.test(input)) continue;
       if (rule.isNotFile || rule.isNotDirectory) {
-        if (kind === undefined) kind = await statKind(path.join(root, req.svr.pathname));
+        if (kind === undefined) kind = await statKind(path.join(rootFor(req), req.svr.pathname));
         if (rule.isNotFile && kind === 'file') continue;
         if (rule.isNotDirectory && kind === 'directory') continue;
       }

@@ -15,6 +15,7 @@
 //                       checked against `users` (credentials.js), shared by every stage that asks
 //   site.sendError      set by the pipeline once the error pages are built (stage 6)
 //   site.hostHeaders    [{ matches(req), fixed, withPath }]: customHeadersVHost, first match wins
+//   site.rootFor        set by virtual-hosts.js when there are per-host roots: req -> its root
 //
 // Virtual hosts (SVR.JS 4.4+): hostSite(site, overrides) is the same site with another web root
 // and/or listing switch; virtual-hosts.js builds one per combination at load.

@@ -4,6 +4,7 @@
 // each list the first matching entry wins (host patterns as http/host.js, ip = the local address).
 //
 //   createVirtualHosts(site, build) -> null (no such lists) | pick(req) -> built
+//   (and site.rootFor(req): the request's own web root, for the rewrite map's isNotFile checks)
 //
 // build(hostSite) makes what depends on the root (the static stage, the error pages with their
 // custom pages); it runs once per combination of root and listing switch, at load, so a request
@@ -21,6 +22,8 @@ function createVirtualHosts(site, build) {
   const built = rootChoices.map((wwwroot, r) => listingChoices.map((enableDirectoryListing, l) => (
     build(r === 0 && l === 0 ? site : hostSite(site, { wwwroot, enableDirectoryListing }))
   )));
+  const realRoots = built.map((row) => row[0].root);
+  site.rootFor = (req) => realRoots[firstMatch(roots, req) + 1];
   return function pick(req) {
     return built[firstMatch(roots, req) + 1][firstMatch(listings, req) + 1];
   };
