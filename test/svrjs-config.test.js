@@ -132,3 +132,28 @@ describe('starting with an SVR.JS config', () => {
     }
   });
 });
+
+describe('serving a site with an SVR.JS config', () => {
+  const { startServer, request } = require('./helpers');
+
+  it('the full SVR.JS config (wwwroot added) serves as SVR.JS would: listing on, version exposed, rewrite rules', async () => {
+    const { port, sport, cert, key, ...rest } = FIXTURE; // the test picks its own port
+    const server = await startServer({
+      config: rest,
+      files: { 'index.html': 'home', 'hidden.js': 'not for you', 'dir/a.txt': 'a' },
+    });
+    try {
+      const home = await request(`${server.url}/`);
+      assert.equal(home.status, 200);
+      assert.match(home.headers.server, /^svr\/\d/, 'exposeServerVersion: true');
+      assert.equal((await request(`${server.url}/hidden.js`)).status, 404, 'the rewrite rule sends it to a missing page');
+      assert.equal((await request(`${server.url}/dir`)).status, 301);
+      const listing = await request(`${server.url}/dir/`);
+      assert.equal(listing.status, 200, 'enableDirectoryListing: true');
+      assert.match(listing.text, /a\.txt/);
+      assert.equal((await request(`${server.url}/svrjsstatus.svr`)).status, 200, 'allowStatus: true');
+    } finally {
+      await server.stop();
+    }
+  });
+});
