@@ -228,6 +228,13 @@ function checkTlsOptions(config) {
         'expected an OpenSSL cipher list such as "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256"');
     }
   }
+  if (config.http2Settings && typeof config.http2Settings === 'object') {
+    try {
+      require('http2').getPackedSettings(config.http2Settings);
+    } catch (err) {
+      errors.push(`http2Settings: ${err.message}`);
+    }
+  }
   for (const [key, option] of [['ecdhCurve', 'ecdhCurve'], ['signatureAlgorithms', 'sigalgs']]) {
     if (errors.length || o[option] === undefined) continue;
     try {

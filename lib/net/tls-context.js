@@ -123,7 +123,9 @@ function createSecureServer(config, handler, serverOptions = {}) {
     return { server, drain: () => {}, reload };
   }
   options.allowHTTP1 = true;
-  if (serverOptions.maxHeaderSize) options.settings = { maxHeaderListSize: serverOptions.maxHeaderSize };
+  // http2Settings (SVR.JS): Node's HTTP/2 settings; maxHeaderSize still bounds the header list.
+  options.settings = { ...(config.http2Settings || {}) };
+  if (serverOptions.maxHeaderSize) options.settings.maxHeaderListSize = serverOptions.maxHeaderSize;
   server = http2.createSecureServer(options, h);
   const sessions = new Set();
   let draining = false;
