@@ -25,7 +25,8 @@ const GROUPS = [
     'shutdownTimeout', 'keepAliveTimeout', 'headersTimeout', 'requestTimeout', '$schema']],
   ['Requests and URLs', ['rewriteMap', 'rewriteDirtyURLs', 'disableTrailingSlashRedirects',
     'maxURLLength', 'maxHeaderSize']],
-  ['Static files', ['enableDirectoryListing', 'allowDotfiles', 'followSymlinks', 'enableETag']],
+  ['Static files', ['enableDirectoryListing', 'allowDotfiles', 'followSymlinks', 'enableETag',
+    'enableDirectoryListingWithDefaultHead', 'enableIncludingHeadAndFootInHTML']],
   ['Responses and error pages', ['customHeaders', 'exposeServerVersion', 'errorPages', 'page404',
     'exposeModsInErrorPages', 'stackHidden', 'serverAdministratorEmail']],
   ['Server-side JavaScript and mods', ['useWebRootServerSideScript', 'modsDirectory',
@@ -33,7 +34,7 @@ const GROUPS = [
   ['HTTPS and HTTP/2', ['secure', 'sport', 'spubport', 'pubport', 'cert', 'key', 'sni', 'enableHTTP2',
     'disableNonEncryptedServer', 'disableToHTTPSRedirect', 'domain', 'tlsMinVersion', 'tlsMaxVersion',
     'cipherSuite', 'ecdhCurve', 'signatureAlgorithms', 'useClientCertificate', 'rejectUnauthorizedClientCertificates',
-    'hstsMaxAge', 'stateDirectory']],
+    'http2Settings', 'hstsMaxAge', 'stateDirectory']],
   ['Compression and the file cache', ['enableCompression', 'dontCompress', 'fileCacheMaxBytes',
     'fileCacheMaxFileSize']],
   // Keys of the reverse proxy and monitoring work; a name the schema does not have is skipped.
@@ -46,8 +47,7 @@ const GROUPS = [
   // SVR.JS keys svr accepts so an SVR.JS config.json starts (docs/svrjs-migration.md).
   ['Accepted from SVR.JS configs without effect', ['domian', 'timestamp', 'version', 'optOutOfStatisticsServer',
     'disableConfigurationSaving', 'disableUnusedWorkerTermination', 'enableRemoteLogBrowsing',
-    'allowDoubleSlashes', 'enableDirectoryListingWithDefaultHead', 'enableIncludingHeadAndFootInHTML',
-    'enableOCSPStapling', 'http2Settings']],
+    'allowDoubleSlashes', 'enableOCSPStapling']],
 ];
 
 // A default longer than this is shown below the tables instead of in its cell.
