@@ -52,6 +52,9 @@ test('a Unix socket path: served there, a stale socket file removed first', asyn
       }).on('error', reject);
     });
     assert.equal(text, 'over a socket');
+    const st = fs.statSync(socketPath);
+    assert.equal(st.uid, process.getuid(), 'owned by the user svr runs as');
+    assert.equal(st.mode & 0o777, 0o777 & ~process.umask(), 'mode from the umask');
   } finally {
     await server.stop();
     fs.rmSync(dir, { recursive: true, force: true });
