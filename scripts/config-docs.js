@@ -23,7 +23,7 @@ const END = '<!-- keys:end -->';
 const GROUPS = [
   ['Listening, processes, logging', ['port', 'wwwroot', 'workers', 'enableLogging', 'logFormat',
     'shutdownTimeout', 'keepAliveTimeout', 'headersTimeout', 'requestTimeout', '$schema']],
-  ['Requests and URLs', ['rewriteMap', 'rewriteDirtyURLs', 'disableTrailingSlashRedirects',
+  ['Requests and URLs', ['rewriteMap', 'rewriteDirtyURLs', 'allowDoubleSlashes', 'disableTrailingSlashRedirects',
     'maxURLLength', 'maxHeaderSize']],
   ['Static files', ['enableDirectoryListing', 'allowDotfiles', 'followSymlinks', 'enableETag',
     'enableDirectoryListingWithDefaultHead', 'enableIncludingHeadAndFootInHTML']],
@@ -47,7 +47,7 @@ const GROUPS = [
   // SVR.JS keys svr accepts so an SVR.JS config.json starts (docs/svrjs-migration.md).
   ['Accepted from SVR.JS configs without effect', ['domian', 'timestamp', 'version', 'optOutOfStatisticsServer',
     'disableConfigurationSaving', 'disableUnusedWorkerTermination', 'enableRemoteLogBrowsing',
-    'allowDoubleSlashes', 'enableOCSPStapling']],
+    'enableOCSPStapling']],
 ];
 
 // A default longer than this is shown below the tables instead of in its cell.

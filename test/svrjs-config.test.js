@@ -16,7 +16,7 @@ const { runSvr } = require('./helpers');
 const FIXTURE = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures', 'svrjs-config.json'), 'utf8'));
 const NO_EFFECT = ['timestamp', 'version', 'optOutOfStatisticsServer', 'disableConfigurationSaving',
   'disableUnusedWorkerTermination', 'enableRemoteLogBrowsing',
-  'enableOCSPStapling', 'allowPostfixDoubleSlashes', 'allowDoubleSlashes'];
+  'enableOCSPStapling', 'allowPostfixDoubleSlashes'];
 
 const dirs = [];
 after(() => dirs.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));

@@ -187,3 +187,26 @@ describe('listing customisation', () => {
     }
   });
 });
+
+describe('allowDoubleSlashes', () => {
+  it('keeps "/a//b" as sent (no redirect) and serves the file; otherwise 301 to the clean URL', async () => {
+    const on = await startPipeline({ config: { allowDoubleSlashes: true }, files: { 'a/b.txt': 'b' } });
+    const off = await startPipeline({ config: {}, files: { 'a/b.txt': 'b' } });
+    try {
+      const kept = await request(`${on.url}/a//b.txt`);
+      assert.equal(kept.status, 200);
+      assert.equal(kept.text, 'b');
+      const dotted = await new Promise((resolve, reject) => {
+        // a raw path: the URL class would remove the "." segment before sending
+        require('node:http').get({ host: '127.0.0.1', port: new URL(on.url).port, path: '/a/./b.txt' }, (res) => { res.resume(); resolve(res); }).on('error', reject);
+      });
+      assert.equal(dotted.statusCode, 301, 'other untidiness is still cleaned');
+      const redirected = await request(`${off.url}/a//b.txt`);
+      assert.equal(redirected.status, 301);
+      assert.equal(redirected.headers.location, '/a/b.txt');
+    } finally {
+      await on.stop();
+      await off.stop();
+    }
+  });
+});
