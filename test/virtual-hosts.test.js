@@ -65,6 +65,10 @@ describe('virtual hosts', () => {
     assert.equal((await request(`${site.url}/docs/`, as('a.example'))).status, 403);
   });
 
+  it('every root shares the worker\'s one file cache (fileCacheMaxBytes bounds the worker)', () => {
+    assert.ok(site.pipeline.site.shared.fileCache, 'the cache lives on the shared record');
+  });
+
   it('customHeadersVHost: the host\'s headers over customHeaders, {path} filled', async () => {
     const a = await request(`${site.url}/docs/x.txt`, as('a.example'));
     assert.equal(a.headers['x-site'], 'a');

@@ -16,6 +16,8 @@
 //   site.sendError      set by the pipeline once the error pages are built (stage 6)
 //   site.hostHeaders    [{ matches(req), fixed, withPath }]: customHeadersVHost, first match wins
 //   site.rootFor        set by virtual-hosts.js when there are per-host roots: req -> its root
+//   site.shared         {} kept by every virtual host's copy of the site: what a worker has once
+//                       whatever the number of roots (the static stage's file cache)
 //
 // Virtual hosts (SVR.JS 4.4+): hostSite(site, overrides) is the same site with another web root
 // and/or listing switch; virtual-hosts.js builds one per combination at load.
@@ -43,6 +45,7 @@ function createSite(config, { log = noopLog, configFile } = {}) {
     protectedPaths: protectedPaths(config, configFile, root),
     authenticate: createAuthenticator(config.users),
     sendError: null,
+    shared: {},
     hostHeaders: compileVirtualHosts(config.customHeadersVHost).map(({ matches, entry }) => ({
       matches, ...compileHeaders({ customHeaders: entry.headers }, null),
     })),
