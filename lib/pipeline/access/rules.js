@@ -101,7 +101,13 @@ function createAccessRulesStage(site) {
       return sendError(req, res, 429);
     }
     if (req.headers.authorization === undefined) return sendError(req, res, 401, challenge);
-    const name = site.authenticate ? await site.authenticate(req) : null;
+    // authenticate answers the name (or null), or { user, throttled, retryAfter } where it
+    // throttles failures itself; a throttled answer is a 429 like our own lock's.
+    const result = site.authenticate ? await site.authenticate(req) : null;
+    if (result !== null && typeof result === 'object' && result.throttled) {
+      return sendError(req, res, 429, { headers: { 'Retry-After': String(result.retryAfter || 1) } });
+    }
+    const name = result !== null && typeof result === 'object' ? result.user : result;
     if (name === null || (rule.userList !== null && !rule.userList.has(name))) {
       if (rule.bruteProtection) guard.failed(client);
       return sendError(req, res, 401, challenge);
