@@ -262,3 +262,36 @@ describe('through svr itself', () => {
     }
   });
 });
+
+describe('401 rules and the answers of site.authenticate', () => {
+  const { createAccessRulesStage } = require('../lib/pipeline/access/rules');
+
+  async function run(answer) {
+    const sent = [];
+    const site = {
+      config: { nonStandardCodes: [{ url: '/p', scode: 401 }] },
+      authenticate: async () => answer,
+      sendError: (req, res, status, options) => sent.push({ status, options }),
+      log: { info() {}, warn() {}, error() {} },
+    };
+    const stage = createAccessRulesStage(site);
+    const req = { url: '/p', headers: { host: 'x', authorization: 'Basic eDp5' }, socket: { remoteAddress: '127.0.0.1', localAddress: '127.0.0.1' }, svr: { pathname: '/p' } };
+    let passed = false;
+    await stage(req, {}, () => { passed = true; });
+    return { sent, passed, req };
+  }
+
+  it('a name, or { user } from a throttling authenticator, admits', async () => {
+    assert.equal((await run('ann')).passed, true);
+    const { passed, req } = await run({ user: 'bob', throttled: false, retryAfter: 0 });
+    assert.equal(passed, true);
+    assert.equal(req.authUser, 'bob');
+  });
+
+  it('a throttled answer is a 429 with Retry-After; null is a 401', async () => {
+    const throttled = await run({ user: null, throttled: true, retryAfter: 7 });
+    assert.deepEqual(throttled.sent.map((s) => [s.status, s.options.headers['Retry-After']]), [[429, '7']]);
+    assert.equal((await run(null)).sent[0].status, 401);
+    assert.equal((await run({ user: null, throttled: false, retryAfter: 0 })).sent[0].status, 401);
+  });
+});
