@@ -32,6 +32,8 @@ describe('virtual hosts', () => {
         '../b/index.html': 'site b',
         '../b/docs/y.txt': 'y',
         '../b/missing.html': 'b 404 page',
+        'serverSideScript.js': "if (req.url === '/who') { res.writeHead(200); res.end('default script'); } else elseCallback();",
+        '../a/serverSideScript.js': "if (req.url === '/who') { res.writeHead(200); res.end('a script'); } else elseCallback();",
       },
     });
   });
@@ -48,6 +50,12 @@ describe('virtual hosts', () => {
   it('the rewrite map\'s isNotFile looks in the request\'s own root', async () => {
     assert.equal((await request(`${site.url}/spa/real.txt`, as('a.example'))).text, 'a real file');
     assert.equal((await request(`${site.url}/spa/real.txt`, as('c.example'))).text, 'default site');
+  });
+
+  it('serverSideScript.js comes from the request\'s own root (none in b\'s: static files there)', async () => {
+    assert.equal((await request(`${site.url}/who`, as('a.example'))).text, 'a script');
+    assert.equal((await request(`${site.url}/who`, as('c.example'))).text, 'default script');
+    assert.equal((await request(`${site.url}/who`, as('b.example'))).status, 404);
   });
 
   it('error pages come from the request\'s own root', async () => {

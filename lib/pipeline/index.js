@@ -43,9 +43,9 @@ const { createHttpsRedirectStage } = require('./https-redirect');
 function createPipeline(config, { log, configFile, disableMods = false } = {}) {
   const site = createSite(config, { log, configFile });
   site.sendError = createErrorPages(site);
-  const staticFiles = createRootStages(site);
-  const fail = (req, res, error) => site.sendError(req, res, 500, { error });
   applyEnvironment(config);
+  const { scripting, staticFiles } = createRootStages(site, { disableMods });
+  const fail = (req, res, error) => site.sendError(req, res, 500, { error });
   const counters = config.allowStatus === true ? createRequestCounters() : null;
   const stages = [
     createServerHeadersStage(site),
@@ -58,7 +58,7 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
     createPathHeadersStage(site),
     createHostHeadersStage(site),
     createAccessRulesStage(site),
-    disableMods ? null : createScriptingStage(site),
+    scripting,
     createStatusStage(site, counters),
     staticFiles,
   ].filter(Boolean);
@@ -77,17 +77,31 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
   };
 }
 
-// The static stage, and with virtual hosts one per web root (each with its own error pages);
-// site.sendError then answers with the request's own host's pages.
-function createRootStages(site) {
+// The stages that depend on the web root: the scripting stage (serverSideScript.js from the root)
+// and the static stage. With virtual hosts there is one of each per web root (the static stage
+// with its own error pages), and site.sendError answers with the request's own host's pages.
+function createRootStages(site, { disableMods }) {
+  const scriptingByRoot = new Map(); // one scripting stage per root, whatever the listing switch
+  const scriptingFor = (hostSite) => {
+    if (disableMods) return null;
+    if (!scriptingByRoot.has(hostSite.root)) scriptingByRoot.set(hostSite.root, createScriptingStage(hostSite));
+    return scriptingByRoot.get(hostSite.root);
+  };
   const pick = createVirtualHosts(site, (hostSite) => {
     if (hostSite !== site) hostSite.sendError = createErrorPages(hostSite);
-    return { root: hostSite.root, sendError: hostSite.sendError, staticFiles: createStaticStage(hostSite) };
+    return { root: hostSite.root, sendError: hostSite.sendError, staticFiles: createStaticStage(hostSite), scripting: scriptingFor(hostSite) };
   });
-  if (pick === null) return createStaticStage(site);
+  if (pick === null) return { scripting: scriptingFor(site), staticFiles: createStaticStage(site) };
   site.sendError = (req, res, status, options) => pick(req).sendError(req, res, status, options);
-  return function staticFiles(req, res, next) {
-    return pick(req).staticFiles(req, res, next);
+  const anyScripting = [...scriptingByRoot.values()].some(Boolean);
+  return {
+    scripting: anyScripting ? function scripting(req, res, next) {
+      const stage = pick(req).scripting;
+      return stage === null ? next() : stage(req, res, next);
+    } : null,
+    staticFiles: function staticFiles(req, res, next) {
+      return pick(req).staticFiles(req, res, next);
+    },
   };
 }
 

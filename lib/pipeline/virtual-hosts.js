@@ -8,8 +8,8 @@
 //
 // build(hostSite) makes what depends on the root (the static stage, the error pages with their
 // custom pages); it runs once per combination of root and listing switch, at load, so a request
-// only picks. The directory listing, error pages, containment and hidden files all follow the
-// request's own root. (serverSideScript.js and mods are loaded once, from `wwwroot`, as SVR.JS 4.)
+// only picks. The directory listing, error pages, containment, hidden files and (pipeline/index.js)
+// serverSideScript.js all follow the request's own root.
 
 const { hostSite, compileVirtualHosts, firstMatch } = require('./site');
 
