@@ -213,6 +213,7 @@ describe('nonStandardCodes', () => {
       assert.equal((await get(site.url, '/private/secret.txt', { headers: basic('ann', `guess${i}`), from: attacker })).status, 401);
     }
     assert.equal((await get(site.url, '/private/secret.txt', { headers: basic('ann', 'sha-pass'), from: attacker })).status, 429);
+    assert.equal(site.logs.filter((line) => line.includes(`${attacker}: 10 failed logins`)).length, 1, 'one log line per lock, not per request');
     assert.equal((await get(site.url, '/private/secret.txt', { headers: basic('ann', 'sha-pass'), from: '127.0.0.78' })).status, 200);
   });
 

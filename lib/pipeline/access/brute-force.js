@@ -30,7 +30,9 @@ function createBruteForceGuard({ now = Date.now } = {}) {
       clients.set(address, entry);
     }
     entry.failures++;
-    if (entry.failures >= MAX_FAILURES) entry.lockedUntil = now() + LOCK_MS;
+    if (entry.failures < MAX_FAILURES) return false;
+    entry.lockedUntil = now() + LOCK_MS;
+    return true; // locked now
   }
 
   function succeeded(address) {

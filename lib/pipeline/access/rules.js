@@ -17,7 +17,7 @@ const { compileHostPattern } = require('../../http/host');
 const { compileAddressList } = require('../../http/address-list');
 const { compileRegexString } = require('../../config/regex-string');
 const { PRODUCT } = require('../../product');
-const { createBruteForceGuard } = require('./brute-force');
+const { createBruteForceGuard, MAX_FAILURES, LOCK_MS } = require('./brute-force');
 
 const REDIRECTS = new Set([301, 302, 307, 308]);
 
@@ -96,10 +96,7 @@ function createAccessRulesStage(site) {
   async function login(req, res, next, rule) {
     const client = clientOf(req);
     const challenge = { headers: { 'WWW-Authenticate': rule.challenge } };
-    if (rule.bruteProtection && guard.isLocked(client)) {
-      log.warn(`${client}: too many failed logins; 429 until the lock ends`);
-      return sendError(req, res, 429);
-    }
+    if (rule.bruteProtection && guard.isLocked(client)) return sendError(req, res, 429);
     if (req.headers.authorization === undefined) return sendError(req, res, 401, challenge);
     // authenticate answers the name (or null), or { user, throttled, retryAfter } where it
     // throttles failures itself; a throttled answer is a 429 like our own lock's.
@@ -109,7 +106,9 @@ function createAccessRulesStage(site) {
     }
     const name = result !== null && typeof result === 'object' ? result.user : result;
     if (name === null || (rule.userList !== null && !rule.userList.has(name))) {
-      if (rule.bruteProtection) guard.failed(client);
+      if (rule.bruteProtection && guard.failed(client)) {
+        log.warn(`${client}: ${MAX_FAILURES} failed logins; answered 429 for ${LOCK_MS / 60000} minutes`);
+      }
       return sendError(req, res, 401, challenge);
     }
     if (rule.bruteProtection) guard.succeeded(client);
