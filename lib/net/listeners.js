@@ -4,6 +4,7 @@
 
 const http = require('node:http');
 const { createSecureServer, createRedirectHandler } = require('./tls-context');
+const { closeSilentConnections } = require('./silent-connections');
 
 function serverOptions(config) {
   return {
@@ -28,11 +29,13 @@ function createListeners(config, handler) {
     const redirect = config.secure && !config.disableToHTTPSRedirect ? createRedirectHandler(config) : null;
     const server = http.createServer(serverOptions(config), redirect ? (req, res) => handler(req, res, redirect) : handler);
     applyTimeouts(server, config);
+    closeSilentConnections(server, config.headersTimeout);
     listeners.push({ server, port: config.port, scheme: 'http' });
   }
   if (config.secure) {
     const { server, drain, reload } = createSecureServer(config, handler, serverOptions(config));
     applyTimeouts(server, config);
+    closeSilentConnections(server, config.headersTimeout);
     listeners.push({ server, port: config.sport, scheme: 'https', drain, reload });
   }
   return listeners;
