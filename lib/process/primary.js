@@ -9,6 +9,7 @@ const { loadConfig, workerCount } = require('../config/load');
 const { readModValidators } = require('../pipeline/scripting/mods');
 const { version } = require('../../package.json');
 const { ensureCertificate, startRenewalTimer } = require('../net/certificate');
+const { Watchdog } = require('./watchdog');
 
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_CAP_MS = 15000;
@@ -26,6 +27,13 @@ class Supervisor {
     this.reloading = false;
     this.reloadQueued = false;
     this.started = false;
+    this.watchdog = new Watchdog({
+      stallTimeoutMs: () => this.config?.workerStallTimeout ?? 0,
+      onStall: (worker, description) => {
+        worker.svr.stalled = true;
+        log.error(`worker ${worker.process.pid} stalled: ${description}; killing it and starting a replacement`);
+      },
+    });
   }
 
   readConfig() {
@@ -73,6 +81,7 @@ class Supervisor {
     worker.once('exit', () => this.alive.delete(worker));
     worker.send({ type: 'config', config: this.config, configFile: this.options.configFile, disableMods: this.options.disableMods });
     worker.on('message', (message) => this.onMessage(worker, message));
+    this.watchdog.watch(worker);
     this.pool.add(worker);
     return worker;
   }

@@ -9,7 +9,8 @@ const accessLog = require('../access-log');
 const { createPipeline } = require('../pipeline');
 const { createListeners } = require('../net/listeners');
 const { prepareScripting } = require('../pipeline/scripting');
-const { installCrashHandlers } = require('../request-context');
+const { installCrashHandlers, observeUserCode } = require('../request-context');
+const { startHeartbeat } = require('./watchdog');
 const { version } = require('../../package.json');
 
 // Errors on listen that no restart can fix: the primary stops with the message instead of looping.
@@ -29,6 +30,7 @@ class Worker {
     this.exitCode = 0;
     this.sockets = new Map(); // socket -> { active, idleSince }
     this.draining = false;
+    this.served = 0; // requests given to this worker; the primary's crash backoff reads it
     this.configFile = configFile;
     this.build(config);
     this.listeners = createListeners(config, (req, res, handle) => this.onRequest(req, res, handle));
@@ -45,6 +47,7 @@ class Worker {
 
   // handle: what answers the request; the pipeline unless the listener says otherwise.
   onRequest(req, res, handle = this.handle) {
+    this.served++;
     if (this.logRequest) this.logRequest(req, res);
     // Sockets are tracked as accepted; over TLS req.socket is the TLS socket wrapping it
     // (for HTTP/2, a proxy of it), whose _parent is the accepted one.
@@ -158,6 +161,10 @@ function runClusterWorker() {
         recycle: (text) => { if (process.connected) process.send({ type: 'recycle', message: text }); },
         stoppedAccepting,
       }, { disableMods: message.disableMods });
+      if (worker) {
+        const send = (beat) => { if (process.connected) process.send(beat); };
+        observeUserCode(startHeartbeat({ stallTimeoutMs: message.config.workerStallTimeout, send, served: () => worker.served }));
+      }
     } else if (message.type === 'drain' && worker) {
       worker.drain(message.idleGraceMs, message.timeoutMs);
     }

@@ -24,7 +24,7 @@ const { loadMods, modsDirectory, INSTALL_DIR } = require('./mods');
 const { compileServerSideScript, scriptPath, SCRIPT_NAME } = require('./legacy-script');
 const { createParsePostData } = require('./post-data');
 const { createAuthenticator } = require('../auth');
-const { requestContext, describe } = require('../../request-context');
+const { requestContext, runUserCode, describe } = require('../../request-context');
 const { serverString } = require('../../product');
 const { version } = require('../../../package.json');
 
@@ -296,10 +296,10 @@ function createStage(config, { sendError, log }, mods, script) {
     if (authenticate && req.headers.authorization !== undefined) {
       return authenticate(req).then((name) => {
         req.authUser = name;
-        requestContext.run(state, run, req, res, next);
+        runUserCode(state, run, req, res, next);
       });
     }
-    requestContext.run(state, run, req, res, next);
+    runUserCode(state, run, req, res, next);
     return undefined;
   };
 }
