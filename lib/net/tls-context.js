@@ -147,6 +147,14 @@ function secureHandler(config, handler) {
   };
 }
 
+// The SETTINGS advertised: http2Settings over our defaults (the schema fills in
+// maxConcurrentStreams; a config built without the schema still gets the bound).
+function http2Settings(config, serverOptions) {
+  const settings = { maxConcurrentStreams: 128 };
+  if (serverOptions.maxHeaderSize) settings.maxHeaderListSize = serverOptions.maxHeaderSize;
+  return Object.assign(settings, config.http2Settings);
+}
+
 // The HTTPS server for `sport`: HTTP/2 with HTTP/1.1 fallback (ALPN) when enableHTTP2, else
 // HTTPS. Returns { server, drain, reload }:
 //   drain() sends every HTTP/2 session a GOAWAY, so clients finish their streams and open new
@@ -174,7 +182,7 @@ function createSecureServer(config, handler, serverOptions = {}) {
     return { server, drain: () => {}, reload };
   }
   options.allowHTTP1 = true;
-  if (serverOptions.maxHeaderSize) options.settings = { maxHeaderListSize: serverOptions.maxHeaderSize };
+  options.settings = http2Settings(config, serverOptions);
   server = http2.createSecureServer(options, h);
   const sessions = new Set();
   let draining = false;
