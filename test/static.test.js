@@ -167,7 +167,7 @@ describe("svr's own code when wwwroot is the installation directory", () => {
   after(() => srv.stop());
 
   it('never serves svr.js, lib/, node_modules/, config/ or package.json', async () => {
-    for (const p of ['/svr.js', '/lib/pipeline/index.js', '/node_modules/serve-handler/package.json',
+    for (const p of ['/svr.js', '/lib/pipeline/index.js', '/node_modules/mime-types/package.json',
       '/config/svr-config.json', '/package.json']) {
       assert.equal((await request(srv.url + p)).status, 404, p);
     }
@@ -244,7 +244,7 @@ describe('a web root that is not a usable directory', () => {
 
   it('createPipeline refuses it too (a worker reports that as a fatal start-up error)', () => {
     const { createPipeline } = require('../lib/pipeline');
-    assert.throws(() => createPipeline({ wwwroot: path.join(__dirname, 'no-such-dir') }, {}),
+    assert.throws(() => createPipeline({ wwwroot: path.join(__dirname, 'no-such-dir'), customHeaders: {} }, {}),
       (err) => err.code === 'EBADWWWROOT' && /wwwroot: .*no-such-dir is not a readable directory \(ENOENT\)/.test(err.message));
   });
 });
