@@ -5,6 +5,11 @@
 const http = require('node:http');
 const { createSecureServer } = require('./tls-context');
 const { closeSilentConnections } = require('./silent-connections');
+const { boundPipelining } = require('./pipelining');
+
+// Requests of one HTTP/1.1 connection handled at once; more pipelined ones wait their turn.
+// apt pipelines 10 deep by default (Acquire::http::Pipeline-Depth): they all run at once.
+const MAX_PIPELINED_RUNNING = 16;
 
 function serverOptions(config) {
   return {
@@ -25,10 +30,10 @@ function applyTimeouts(server, config) {
 // listener of an HTTPS site answers with httpsRedirect unless disableToHTTPSRedirect is set.
 function createListeners(config, handlers) {
   const listeners = [];
-  const handler = handlers.site;
+  const handler = boundPipelining(handlers.site, MAX_PIPELINED_RUNNING);
   if (!config.secure || !config.disableNonEncryptedServer) {
     const redirect = config.secure && !config.disableToHTTPSRedirect;
-    const server = http.createServer(serverOptions(config), redirect ? handlers.httpsRedirect : handler);
+    const server = http.createServer(serverOptions(config), redirect ? boundPipelining(handlers.httpsRedirect, MAX_PIPELINED_RUNNING) : handler);
     applyTimeouts(server, config);
     closeSilentConnections(server, config.headersTimeout);
     listeners.push({ server, port: config.port, scheme: 'http' });

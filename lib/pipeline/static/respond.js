@@ -33,8 +33,20 @@ function contentType(file) {
   return mime.contentType(path.basename(file)) || 'application/octet-stream';
 }
 
-function gone(res) {
-  return res.destroyed || !res.socket || res.socket.destroyed;
+// A pipelined response waits in Node's queue with res.socket === null until the ones before it
+// are sent: that is not a client that went away (attack report, finding 7), so look at the
+// connection the request came on.
+function gone(req, res) {
+  return res.destroyed || !req.socket || req.socket.destroyed;
+}
+
+// A queued response is never destroyed by Node when its connection closes: do it, so its
+// stream releases its descriptor.
+function destroyWithConnection(req, res) {
+  if (res.socket || !req.socket) return;
+  const onClose = () => { if (!res.writableFinished) res.destroy(); };
+  req.socket.once('close', onClose);
+  res.once('finish', () => req.socket.off('close', onClose));
 }
 
 function openFile(file) {
@@ -236,7 +248,7 @@ function createResponder(site, { isHidden }) {
   // since the stat, the answer is decided again for what was opened.
   async function streamBody(req, res, entry, rep, range, opened) {
     if (!opened) {
-      if (gone(res)) return undefined;
+      if (gone(req, res)) return undefined;
       const fd = await openFile(rep.file);
       let stats;
       try {
@@ -248,7 +260,7 @@ function createResponder(site, { isHidden }) {
       opened = { fd, stats };
       if (!sameFile(stats, rep.stats)) return respondOpened(req, res, entry, rep, opened);
     }
-    if (gone(res)) return finish(opened);
+    if (gone(req, res)) return finish(opened);
     const [status, headers] = statusAndHeaders(rep, range);
     const transform = rep.compressStream ? compression.createStream(rep.coding, rep.stats.size) : null;
     if (transform) countCompressedBytes(req, transform);
@@ -256,6 +268,7 @@ function createResponder(site, { isHidden }) {
     const start = range === null ? 0 : range.start;
     const end = range === null ? rep.stats.size - 1 : range.end; // never past what was announced
     const source = fs.createReadStream(null, { fd: opened.fd, start, end, autoClose: true });
+    destroyWithConnection(req, res);
     const done = (err) => { if (err && !res.destroyed) res.destroy(); };
     if (transform) stream.pipeline(source, transform, res, done);
     else stream.pipeline(source, res, done);
