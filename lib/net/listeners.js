@@ -6,6 +6,7 @@ const http = require('node:http');
 const { createSecureServer } = require('./tls-context');
 const { closeSilentConnections } = require('./silent-connections');
 const { boundPipelining } = require('./pipelining');
+const { maxConnections, limitConnections } = require('./connection-limit');
 
 // Requests of one HTTP/1.1 connection handled at once; more pipelined ones wait their turn.
 // apt pipelines 10 deep by default (Acquire::http::Pipeline-Depth): they all run at once.
@@ -44,6 +45,7 @@ function createListeners(config, handlers) {
     closeSilentConnections(server, config.headersTimeout);
     listeners.push({ server, port: config.sport, scheme: 'https', drain, reload });
   }
+  limitConnections(listeners.map(({ server }) => server), maxConnections(config));
   return listeners;
 }
 

@@ -8,6 +8,7 @@ const log = require('../log');
 const accessLog = require('../access-log');
 const { createPipeline } = require('../pipeline');
 const { createListeners } = require('../net/listeners');
+const { throttledErrorLog } = require('../net/connection-limit');
 const { installCrashHandlers, observeUserCode } = require('../request-context');
 const { startHeartbeat } = require('./watchdog');
 
@@ -84,7 +85,7 @@ class Worker {
         listener.port = server.address().port;
         // From now on an error is one failed accept (EMFILE, say): log it and keep serving.
         server.off('error', onListenError);
-        server.on('error', (error) => log.error(`port ${listener.port}: ${error.message}`));
+        server.on('error', throttledErrorLog(log, `port ${listener.port}`));
         resolve();
       });
     });
