@@ -22,6 +22,7 @@ const querystring = require('node:querystring');
 const { loadMods } = require('./mods');
 const { compileServerSideScript, scriptPath, SCRIPT_NAME } = require('./legacy-script');
 const { createParsePostData } = require('./post-data');
+const { armScriptTimeout } = require('./timeout');
 const { createAuthenticator } = require('../access/credentials');
 const { headersFor } = require('../site');
 const { requestContext, runUserCode, describeError } = require('../../request-context');
@@ -266,14 +267,22 @@ function createStage(site, mods, script) {
   function run(req, res, next) {
     decorate(req, res);
     let index = 0;
+    let who = null; // the mod or script that has the request, for scriptTimeout's log line
+    const disarm = armScriptTimeout(res, config.scriptTimeout, () => who, (name) => {
+      log.error(`${name} did not answer ${req.method} ${req.url} within scriptTimeout (${config.scriptTimeout} ms): 504`);
+      fail(req, res, 504, { extName: name });
+    });
+    const passed = () => { disarm(); next(); };
     const step = () => {
       if (index < mods.length) {
         const current = index++;
+        who = mods[current].label;
         runMod(current, req, res, passOn(res, mods[current].label, step));
       } else if (script) {
-        runScript(req, res, next);
+        who = SCRIPT_NAME;
+        runScript(req, res, passed);
       } else {
-        next();
+        passed();
       }
     };
     step();
