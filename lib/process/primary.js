@@ -33,6 +33,7 @@ class Supervisor {
         worker.svr.stalled = true;
         log.error(`worker ${worker.process.pid} stalled: ${description}; killing it and starting a replacement`);
       },
+      onHeartbeat: (worker, served) => { worker.svr.served = served; },
     });
   }
 
@@ -76,7 +77,7 @@ class Supervisor {
 
   fork() {
     const worker = cluster.fork();
-    worker.svr = { startedAt: Date.now(), ready: false, retiring: false };
+    worker.svr = { startedAt: Date.now(), ready: false, retiring: false, served: 0 };
     this.alive.add(worker);
     worker.once('exit', () => this.alive.delete(worker));
     worker.send({ type: 'config', config: this.config, configFile: this.options.configFile, disableMods: this.options.disableMods });
@@ -122,12 +123,20 @@ class Supervisor {
     if (worker.svr.retiring || worker.svr.abandoned) return;
     const uptime = Date.now() - worker.svr.startedAt;
     log.warn(`worker ${worker.process.pid} died (${describeExit(code, signal)}) after ${uptime} ms`);
-    this.earlyDeaths = uptime < STABLE_UPTIME_MS ? this.earlyDeaths + 1 : 1;
+    this.countDeath(worker, uptime);
     this.replaceLater(this.backoffDelay());
   }
 
-  // A worker hit an uncaught exception: it finishes its in-flight requests and exits by itself.
-  // Its replacement starts now (with the crash-loop backoff), not when it has exited.
+  // The backoff is for a crash loop at start (attack report, finding 9): a worker that died
+  // before it was ready, or young without having served a request. A worker that served was
+  // killed by a request (or an operator): it is replaced at once, however often that happens.
+  countDeath(worker, uptime) {
+    const crashLoop = !worker.svr.ready || (uptime < STABLE_UPTIME_MS && worker.svr.served === 0);
+    this.earlyDeaths = crashLoop ? this.earlyDeaths + 1 : 0;
+  }
+
+  // A worker hit an uncaught exception: it keeps accepting until its replacement listens, then
+  // is drained as in a reload (idle keep-alive connections get a grace, not a cut: finding 18).
   onMessage(worker, message) {
     if (message?.type === 'recycle') this.onRecycle(worker, message);
     // The cluster's own "close" message travels before this one on the same ordered channel,
@@ -141,10 +150,9 @@ class Supervisor {
     this.pool.delete(worker);
     const uptime = Date.now() - worker.svr.startedAt;
     log.warn(`worker ${worker.process.pid} is recycling after an uncaught exception (${message.message}) after ${uptime} ms`);
-    this.earlyDeaths = uptime < STABLE_UPTIME_MS ? this.earlyDeaths + 1 : 1;
-    this.replaceLater(this.backoffDelay());
-    const backstop = setTimeout(() => worker.process.kill('SIGKILL'), this.config.shutdownTimeout + 2000);
-    worker.once('exit', () => clearTimeout(backstop));
+    if (Number.isInteger(message.served)) worker.svr.served = message.served;
+    this.countDeath(worker, uptime);
+    this.replaceLater(this.backoffDelay()).then(() => this.drain(worker, RELOAD_IDLE_GRACE_MS));
   }
 
   // The first death is replaced at once; each further death of a young worker doubles the wait.
@@ -153,14 +161,15 @@ class Supervisor {
     return Math.min(BACKOFF_BASE_MS * 2 ** (this.earlyDeaths - 2), BACKOFF_CAP_MS);
   }
 
+  // Resolves once the replacement listens, or failed, or was not needed.
   replaceLater(delay) {
     log.info(`starting a replacement worker in ${delay} ms`);
-    setTimeout(() => {
+    return new Promise((resolve) => setTimeout(resolve, delay)).then(() => {
       // A reload may have refilled the pool meanwhile: never run more than `workers`.
-      if (this.stopping || this.pool.size >= workerCount(this.config)) return;
+      if (this.stopping || this.pool.size >= workerCount(this.config)) return undefined;
       const worker = this.fork();
-      this.whenReady(worker).catch((error) => log.error(`replacement worker failed: ${error.message}`));
-    }, delay);
+      return this.whenReady(worker).catch((error) => log.error(`replacement worker failed: ${error.message}`));
+    });
   }
 
   async reload() {

@@ -29,13 +29,12 @@ function startHeartbeat({ stallTimeoutMs, send, served }) {
     return { method: current.req.method, url: current.req.url, forMs: Date.now() - current.at };
   };
   const beat = () => send({ type: 'heartbeat', served: served(), running: running() });
-  if (stallTimeoutMs > 0) {
-    setInterval(beat, heartbeatInterval(stallTimeoutMs)).unref();
-    beat();
-  }
+  // Beats go even with the watchdog off: the supervisor learns from them whether a worker served.
+  setInterval(beat, stallTimeoutMs > 0 ? heartbeatInterval(stallTimeoutMs) : HEARTBEAT_MAX_INTERVAL_MS).unref();
+  beat();
   return function noteUserCode({ req, res }) {
     current = { req, res, at: Date.now() };
-    if (stallTimeoutMs > 0) send({ type: 'heartbeat', served: served(), running: running() });
+    if (stallTimeoutMs > 0) beat();
   };
 }
 
@@ -43,10 +42,12 @@ function startHeartbeat({ stallTimeoutMs, send, served }) {
 
 // stallTimeoutMs(): the current config's value (a reload may change it).
 // onStall(worker, description): called once per stalled worker, which is then SIGKILLed.
+// onHeartbeat(worker, served): what the worker reported (the supervisor's backoff reads it).
 class Watchdog {
-  constructor({ stallTimeoutMs, onStall }) {
+  constructor({ stallTimeoutMs, onStall, onHeartbeat = () => {} }) {
     this.stallTimeoutMs = stallTimeoutMs;
     this.onStall = onStall;
+    this.onHeartbeat = onHeartbeat;
     this.watched = new Map(); // worker -> { lastBeatAt, running, runningSince, served }
     this.timer = null;
   }
@@ -61,13 +62,10 @@ class Watchdog {
       state.served = message.served;
       state.running = message.running;
       state.runningSince = message.running ? now - message.running.forMs : 0;
+      this.onHeartbeat(worker, message.served);
     });
     worker.once('exit', () => this.watched.delete(worker));
     this.schedule();
-  }
-
-  served(worker) {
-    return this.watched.get(worker)?.served ?? 0;
   }
 
   // Re-armed at every check, so a reload's new timeout (and interval) applies at once.

@@ -20,6 +20,8 @@ const FATAL_LISTEN_ERRORS = {
 };
 
 const DRAIN_SWEEP_MS = 50;
+const RECYCLE_IDLE_GRACE_MS = 1000; // as a reload: closing an idle socket races a request on its way
+const RECYCLE_WAIT_MS = 35000; // longer than the primary's wait for a replacement to be ready
 
 class Worker {
   constructor(config, configFile, hooks, options = {}) {
@@ -131,15 +133,24 @@ class Worker {
     process.exit(this.exitCode);
   }
 
-  // After an uncaught exception: this process may be in a broken state. Stop accepting, let the
-  // other in-flight requests finish, exit 1; the primary starts a replacement at once.
+  // After an uncaught exception: this process may be in a broken state, so it goes, but without
+  // an outage (attack report, finding 9): in a cluster it keeps accepting until the primary has a
+  // replacement listening and sends 'drain'; then in-flight requests finish and it exits 1.
+  // Single-threaded there is no replacement: it drains at once.
   recycle(error) {
-    if (this.draining) return;
+    if (this.draining || this.recycling) return;
+    this.recycling = true;
     const reason = error instanceof Error ? error.message : String(error);
-    log.warn('uncaught exception: this worker stops accepting, finishes its in-flight requests and exits');
     this.exitCode = 1;
-    if (this.hooks.recycle) this.hooks.recycle(reason);
-    this.drain(0, this.config.shutdownTimeout);
+    if (this.hooks.recycle) {
+      log.warn('uncaught exception: this worker serves until its replacement listens, then finishes its in-flight requests and exits');
+      this.hooks.recycle(reason, this.served);
+      // No drain from the primary (gone, or no replacement could start): drain anyway.
+      setTimeout(() => this.drain(RECYCLE_IDLE_GRACE_MS, this.config.shutdownTimeout), RECYCLE_WAIT_MS).unref();
+      return;
+    }
+    log.warn('uncaught exception: this worker stops accepting, finishes its in-flight requests and exits');
+    this.drain(RECYCLE_IDLE_GRACE_MS, this.config.shutdownTimeout);
   }
 }
 
@@ -159,7 +170,7 @@ function runClusterWorker() {
       worker = startWorker(message.config, message.configFile, {
         ready: (listeners) => process.send({ type: 'ready', listeners }),
         fatal: (code, text) => process.send({ type: 'fatal', code, message: text }, () => process.exit(1)),
-        recycle: (text) => { if (process.connected) process.send({ type: 'recycle', message: text }); },
+        recycle: (text, served) => { if (process.connected) process.send({ type: 'recycle', message: text, served }); },
         stoppedAccepting,
       }, { disableMods: message.disableMods });
       if (worker) {
