@@ -237,11 +237,14 @@ class Supervisor {
     worker.process.kill('SIGKILL');
   }
 
-  drain(worker, idleGraceMs) {
+  // A stop keeps to shutdownTimeout; a reload or recycle lets responses that are still moving go
+  // on up to reloadTransferTimeout (the worker decides which: finding 14).
+  drain(worker, idleGraceMs, { stopping = false } = {}) {
     if (worker.isDead()) return; // died during a reload before its turn to retire
     const timeoutMs = this.config.shutdownTimeout;
-    if (worker.isConnected()) worker.send({ type: 'drain', idleGraceMs, timeoutMs });
-    const backstop = setTimeout(() => worker.process.kill('SIGKILL'), timeoutMs + 2000);
+    const transferTimeoutMs = stopping ? timeoutMs : Math.max(timeoutMs, this.config.reloadTransferTimeout ?? 0);
+    if (worker.isConnected()) worker.send({ type: 'drain', idleGraceMs, timeoutMs, transferTimeoutMs });
+    const backstop = setTimeout(() => worker.process.kill('SIGKILL'), transferTimeoutMs + 2000);
     worker.once('exit', () => clearTimeout(backstop));
   }
 
@@ -253,7 +256,7 @@ class Supervisor {
     }
     this.stopping = true;
     log.info(`${signal}: stopping gracefully (in-flight requests get up to ${this.config.shutdownTimeout} ms)`);
-    for (const worker of this.alive) this.drain(worker, 0);
+    for (const worker of this.alive) this.drain(worker, 0, { stopping: true });
     this.exitWhenEmpty();
   }
 

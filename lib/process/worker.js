@@ -11,6 +11,7 @@ const { createListeners } = require('../net/listeners');
 const { throttledErrorLog } = require('../net/connection-limit');
 const { installCrashHandlers, observeUserCode } = require('../request-context');
 const { startHeartbeat } = require('./watchdog');
+const { watchProgress, SAMPLE_MS } = require('./drain-progress');
 
 // Errors on listen that no restart can fix: the primary stops with the message instead of looping.
 const FATAL_LISTEN_ERRORS = {
@@ -96,7 +97,9 @@ class Worker {
   // idleGraceMs: how long a keep-alive connection may sit idle before it is closed. During
   // a reload it is a second: busy clients get "Connection: close" on their next response
   // instead, which is race-free; closing an idle socket races a request already on its way.
-  drain(idleGraceMs, timeoutMs) {
+  // transferTimeoutMs (reloads and recycles): responses still moving at timeoutMs may go on
+  // until then; the rest are cut at timeoutMs.
+  drain(idleGraceMs, timeoutMs, transferTimeoutMs = timeoutMs) {
     if (this.draining) return;
     this.draining = true;
     // net.Server#close stops accepting; http.Server#close would also drop idle keep-alive
@@ -106,8 +109,21 @@ class Worker {
       if (drain) drain();
     }
     const sweep = setInterval(() => this.closeIdle(idleGraceMs), DRAIN_SWEEP_MS);
-    const force = setTimeout(() => this.exit(`forced after ${timeoutMs} ms with ${this.sockets.size} connection(s) open`), timeoutMs);
-    force.unref();
+    const progress = watchProgress(this.sockets);
+    const startedAt = Date.now();
+    const force = () => {
+      const elapsed = Date.now() - startedAt;
+      const moving = elapsed < transferTimeoutMs ? progress.moving() : new Set();
+      const busy = [...this.sockets.values()].filter((state) => state.active > 0).length;
+      if (busy === 0 && this.waitingForTransfers) return this.exit(); // the last ones finished; the rest idle
+      if (moving.size === 0) return this.exit(`forced after ${elapsed} ms with ${this.sockets.size} connection(s) open`);
+      for (const socket of this.sockets.keys()) if (!moving.has(socket)) socket.destroy();
+      if (!this.waitingForTransfers) log.info(`drain: ${moving.size} response(s) still moving after ${elapsed} ms; waiting for them (up to ${transferTimeoutMs} ms)`);
+      this.waitingForTransfers = true;
+      setTimeout(force, SAMPLE_MS).unref();
+      return undefined;
+    };
+    setTimeout(force, timeoutMs).unref();
     this.onDrained = () => { clearInterval(sweep); this.exit(); };
     // In a cluster the primary may already have handed us a connection that is still in the
     // IPC pipe; exiting before it arrives would leave that client hanging. So exit only once
@@ -146,7 +162,7 @@ class Worker {
       log.warn('uncaught exception: this worker serves until its replacement listens, then finishes its in-flight requests and exits');
       this.hooks.recycle(reason, this.served);
       // No drain from the primary (gone, or no replacement could start): drain anyway.
-      setTimeout(() => this.drain(RECYCLE_IDLE_GRACE_MS, this.config.shutdownTimeout), RECYCLE_WAIT_MS).unref();
+      setTimeout(() => this.drain(RECYCLE_IDLE_GRACE_MS, this.config.shutdownTimeout, this.config.reloadTransferTimeout), RECYCLE_WAIT_MS).unref();
       return;
     }
     log.warn('uncaught exception: this worker stops accepting, finishes its in-flight requests and exits');
@@ -178,7 +194,7 @@ function runClusterWorker() {
         observeUserCode(startHeartbeat({ stallTimeoutMs: message.config.workerStallTimeout, send, served: () => worker.served }));
       }
     } else if (message.type === 'drain' && worker) {
-      worker.drain(message.idleGraceMs, message.timeoutMs);
+      worker.drain(message.idleGraceMs, message.timeoutMs, message.transferTimeoutMs);
     }
   });
   // The primary is gone (killed with -9, say): nobody supervises this worker any more.
