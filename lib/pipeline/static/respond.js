@@ -131,6 +131,7 @@ function createResponder(site, { isHidden }) {
       return { ...encodedRep(facts, coding, tail, sibling.stats.size), file: sibling.file, stats: sibling.stats, inMemory: cache.fits(sibling.stats.size), sibling: true };
     }
     if (!cache.fits(entry.stats.size)) {
+      if (!compression.mayStream(entry.stats.size)) return facts.identity;
       return { ...encodedRep(facts, coding, coding), file: entry.real, stats: entry.stats, inMemory: false, compressStream: true };
     }
     const kept = keptVariant(entry, coding);
@@ -262,7 +263,7 @@ function createResponder(site, { isHidden }) {
     }
     if (gone(req, res)) return finish(opened);
     const [status, headers] = statusAndHeaders(rep, range);
-    const transform = rep.compressStream ? compression.createStream(rep.coding, rep.stats.size) : null;
+    const transform = rep.compressStream ? compression.createStream(rep.coding) : null;
     if (transform) countCompressedBytes(req, transform);
     res.writeHead(status, headers);
     const start = range === null ? 0 : range.start;
@@ -296,7 +297,8 @@ function createResponder(site, { isHidden }) {
     const entry = cache.entry(staleEntry.real, opened.stats);
     entry.rel = staleEntry.rel;
     const facts = fileFacts(entry, entry.rel);
-    const coding = facts.compressible && req.headers.range === undefined ? compression.negotiate(req.headers['accept-encoding']) : null;
+    const coding = facts.compressible && req.headers.range === undefined && compression.mayStream(opened.stats.size)
+      ? compression.negotiate(req.headers['accept-encoding']) : null;
     const rep = coding === null
       ? { ...facts.identity, inMemory: false }
       : { ...encodedRep(facts, coding, coding), file: entry.real, stats: opened.stats, compressStream: true };
