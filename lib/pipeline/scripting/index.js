@@ -21,7 +21,7 @@ const path = require('node:path');
 const querystring = require('node:querystring');
 const { loadMods } = require('./mods');
 const { compileServerSideScript, scriptPath, SCRIPT_NAME } = require('./legacy-script');
-const { createParsePostData } = require('./post-data');
+const { createParsePostData, createBodyBudget } = require('./post-data');
 const { armScriptTimeout } = require('./timeout');
 const { createAuthenticator } = require('../access/credentials');
 const { headersFor } = require('../site');
@@ -136,6 +136,7 @@ function createStage(site, mods, script) {
   const foot = readFirst(site.root, ['.foot', 'foot.html']);
   const server = site.serverName;
   const limit = Number.isInteger(config.maxPostDataSize) ? config.maxPostDataSize : 1048576;
+  const bodyBudget = createBodyBudget(config.maxPostDataInFlight); // shared by this worker's requests
   const users = Array.isArray(config.users) ? config.users : [];
   const page404 = config.page404 === undefined ? '404.html' : config.page404;
   const warned = new Set();
@@ -240,6 +241,7 @@ function createStage(site, mods, script) {
     const callServerError = errorFunction(req, res);
     const parsePostData = createParsePostData(req, res, {
       limit,
+      budget: bodyBudget,
       fail: (status, error, headers) => fail(req, res, status, { error, headers }),
     });
     try {
