@@ -35,6 +35,8 @@ const GROUPS = [
     'cipherSuite', 'hstsMaxAge', 'stateDirectory']],
   ['Compression and the file cache', ['enableCompression', 'dontCompress', 'fileCacheMaxBytes',
     'fileCacheMaxFileSize']],
+  ['Limits and liveness (docs/limits.md)', ['workerStallTimeout', 'scriptTimeout', 'reloadTransferTimeout',
+    'maxConnections', 'maxPostDataInFlight', 'http2Settings', 'compressionMaxStreams', 'compressionMaxFileSize']],
   // Keys of the reverse proxy and monitoring work; a name the schema does not have is skipped.
   ['Reverse proxy and monitoring', ['proxy', 'trustedProxies', 'acceptProxyProtocol', 'health',
     'metrics']],

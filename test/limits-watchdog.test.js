@@ -91,7 +91,7 @@ test('workerStallTimeout is validated', async () => {
     fs.writeFileSync(file, JSON.stringify({ workerStallTimeout: 5 }));
     const result = await runSvr(['--config', file, '--check']);
     assert.notEqual(result.code, 0);
-    assert.match(result.stderr + result.stdout, /workerStallTimeout/);
+    assert.match(result.stderr + result.stdout, /workerStallTimeout: expected 0 \(off\) or an integer >= 1000, found 5/);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
