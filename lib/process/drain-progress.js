@@ -7,7 +7,7 @@
 // PROGRESS_WINDOW_MS are cut; the others may go on, up to transferTimeoutMs after the drain began.
 
 const SAMPLE_MS = 1000;
-const PROGRESS_WINDOW_MS = 5000;
+const PROGRESS_WINDOW_MS = 10000; // curl --limit-rate 2M over loopback wrote in bursts 2-4 s apart
 
 // sockets: Map socket -> { active } (the worker's). Returns { moving(now), stop() }.
 function watchProgress(sockets) {
