@@ -19,6 +19,9 @@ function text(size) {
 }
 
 const STREAMED = text(3 * 1024 * 1024); // above fileCacheMaxFileSize (1 MiB): compressed as it streams
+// Text that compresses little: a held response cannot fit whole in the loopback socket buffers
+// (several MiB), so its compressor stays busy while the client does not read.
+const HELD = require('node:crypto').randomBytes(18 * 1024 * 1024).toString('base64');
 
 // Opens a request that never reads its body; resolves with the response headers.
 function held(url, headers) {
@@ -36,7 +39,7 @@ function rssMiB(pid) {
 }
 
 test('on-the-fly compressions per worker are capped: beyond compressionMaxStreams, identity', async () => {
-  const server = await startServer({ config: { compressionMaxStreams: 2 }, files: { 'big.txt': STREAMED } });
+  const server = await startServer({ config: { compressionMaxStreams: 2, compressionMaxFileSize: 64 * 1024 * 1024 }, files: { 'big.txt': HELD } });
   const open = [];
   try {
     for (let i = 0; i < 4; i++) open.push(await held(`${server.url}/big.txt`, { 'accept-encoding': 'br' }));
