@@ -111,19 +111,7 @@ class Worker {
     const sweep = setInterval(() => this.closeIdle(idleGraceMs), DRAIN_SWEEP_MS);
     const progress = watchProgress(this.sockets);
     const startedAt = Date.now();
-    const force = () => {
-      const elapsed = Date.now() - startedAt;
-      const moving = elapsed < transferTimeoutMs ? progress.moving() : new Set();
-      const busy = [...this.sockets.values()].filter((state) => state.active > 0).length;
-      if (busy === 0 && this.waitingForTransfers) return this.exit(); // the last ones finished; the rest idle
-      if (moving.size === 0) return this.exit(`forced after ${elapsed} ms with ${this.sockets.size} connection(s) open`);
-      for (const socket of this.sockets.keys()) if (!moving.has(socket)) socket.destroy();
-      if (!this.waitingForTransfers) log.info(`drain: ${moving.size} response(s) still moving after ${elapsed} ms; waiting for them (up to ${transferTimeoutMs} ms)`);
-      this.waitingForTransfers = true;
-      setTimeout(force, SAMPLE_MS).unref();
-      return undefined;
-    };
-    setTimeout(force, timeoutMs).unref();
+    setTimeout(() => this.forceUnlessMoving(progress, startedAt, transferTimeoutMs), timeoutMs).unref();
     this.onDrained = () => { clearInterval(sweep); this.exit(); };
     // In a cluster the primary may already have handed us a connection that is still in the
     // IPC pipe; exiting before it arrives would leave that client hanging. So exit only once
@@ -133,6 +121,21 @@ class Worker {
       this.closeIdle(idleGraceMs);
     });
     this.closeIdle(idleGraceMs);
+  }
+
+  // At shutdownTimeout: exit, unless responses are still moving (and transferTimeoutMs has not
+  // passed): then cut the others and look again every second.
+  forceUnlessMoving(progress, startedAt, transferTimeoutMs) {
+    const elapsed = Date.now() - startedAt;
+    const moving = elapsed < transferTimeoutMs ? progress.moving() : new Set();
+    const busy = [...this.sockets.values()].filter((state) => state.active > 0).length;
+    if (busy === 0 && this.waitingForTransfers) return this.exit(); // the last ones finished; the rest idle
+    if (moving.size === 0) return this.exit(`forced after ${elapsed} ms with ${this.sockets.size} connection(s) open`);
+    for (const socket of this.sockets.keys()) if (!moving.has(socket)) socket.destroy();
+    if (!this.waitingForTransfers) log.info(`drain: ${moving.size} response(s) still moving after ${elapsed} ms; waiting for them (up to ${transferTimeoutMs} ms)`);
+    this.waitingForTransfers = true;
+    setTimeout(() => this.forceUnlessMoving(progress, startedAt, transferTimeoutMs), SAMPLE_MS).unref();
+    return undefined;
   }
 
   closeIdle(idleGraceMs) {
