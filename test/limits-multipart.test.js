@@ -55,7 +55,7 @@ test('1,000 file parts are all saved, then removed once the response is done', a
 
 test('8,000 file parts (the report\'s flood) are refused with 413; static files keep being served meanwhile', async (t) => {
   const { body, contentType } = multipart(8000);
-  const uploads = Array.from({ length: 4 }, () => request(`${server.url}/upload`, { method: 'POST', headers: { 'content-type': contentType }, body }));
+  const uploads = Array.from({ length: 4 }, () => request(`${server.url}/upload`, { method: 'POST', headers: { 'content-type': contentType }, body, timeout: 60000 }));
   const latencies = [];
   let settled = false;
   Promise.all(uploads).finally(() => { settled = true; });

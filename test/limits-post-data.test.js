@@ -49,8 +49,14 @@ test('bodies buffered at once are capped per worker: 503 with Retry-After, budge
     assert.match(head, /^HTTP\/1\.1 503/);
     assert.match(head, /\r\nretry-after: \d+/i);
     for (const h of held) h.socket.destroy();
-    // the aborted bodies gave their bytes back: a full-size body fits again
-    const full = await request(`${server.url}/echo`, { method: 'POST', body: Buffer.alloc(MiB, 'f') });
+    // the aborted bodies gave their bytes back (once the worker has seen them go): a full-size
+    // body fits again
+    let full;
+    for (let attempt = 0; attempt < 50; attempt++) {
+      full = await request(`${server.url}/echo`, { method: 'POST', body: Buffer.alloc(MiB, 'f') });
+      if (full.status !== 503) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     assert.equal(full.text, `got ${MiB}`);
   } finally {
     for (const h of held) h.socket.destroy();

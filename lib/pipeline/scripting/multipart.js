@@ -75,15 +75,16 @@ function parseMultipart(chunks, contentType, tempDir, BodyError) {
         reject(error);
       });
     });
-    feed(parser, chunks);
+    feed(parser, chunks, () => failed !== null);
   });
 }
 
 // One chunk per turn of the event loop, as the body arrived: a large body never parses in one go.
-function feed(parser, chunks) {
+// Once the body is refused (stop()), the rest is not parsed.
+function feed(parser, chunks, stop) {
   let index = 0;
   const next = () => {
-    if (index === chunks.length) { parser.end(); return; }
+    if (index === chunks.length || stop()) { parser.end(); return; }
     parser.write(chunks[index++]);
     setImmediate(next);
   };
