@@ -8,18 +8,15 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const { startServer, request, readyWorkerPids, isAlive } = require('./helpers');
 
-test('kill -9 of every worker: the port keeps accepting, connections wait for the replacements', async (t) => {
+test('kill -9 of every worker: the port keeps accepting, connections wait for the replacements', async () => {
   const server = await startServer({ files: { 'ok.txt': 'ok\n' }, args: ['--workers', '2'] });
   const failures = [];
   let ok = 0;
-  let longest = 0;
   let running = true;
   const probe = async () => {
     while (running) {
-      const started = Date.now();
       try {
         const res = await request(`${server.url}/ok.txt`, { timeout: 10000 });
-        longest = Math.max(longest, Date.now() - started);
         if (res.status === 200) ok++; else failures.push(res.status);
       } catch (error) {
         failures.push(error.code || error.message);
@@ -43,7 +40,6 @@ test('kill -9 of every worker: the port keeps accepting, connections wait for th
     await Promise.all(probes);
     await server.stop();
   }
-  t.diagnostic(`${ok} probes answered, longest ${longest} ms; failures: ${failures.join(', ') || 'none'}`);
   assert.ok(ok > 60, `probes answered (${ok})`);
   assert.deepEqual(failures.filter((f) => f === 'ECONNREFUSED'), [], 'no connection refused');
 });
