@@ -10,7 +10,6 @@ const { readModValidators } = require('../pipeline/scripting/mods');
 const { version } = require('../../package.json');
 const { ensureCertificate, startRenewalTimer } = require('../net/certificate');
 const { Watchdog } = require('./watchdog');
-const { HeldSockets, configuredPorts } = require('./held-sockets');
 
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_CAP_MS = 15000;
@@ -28,7 +27,6 @@ class Supervisor {
     this.reloading = false;
     this.reloadQueued = false;
     this.started = false;
-    this.heldSockets = new HeldSockets();
     this.watchdog = new Watchdog({
       stallTimeoutMs: () => this.config?.workerStallTimeout ?? 0,
       onStall: (worker, description) => {
@@ -82,8 +80,6 @@ class Supervisor {
     worker.svr = { startedAt: Date.now(), ready: false, retiring: false, served: 0 };
     this.alive.add(worker);
     worker.once('exit', () => this.alive.delete(worker));
-    this.heldSockets.watch(worker);
-    this.heldSockets.giveTo(worker, configuredPorts(this.config));
     worker.send({ type: 'config', config: this.config, configFile: this.options.configFile, disableMods: this.options.disableMods });
     worker.on('message', (message) => this.onMessage(worker, message));
     this.watchdog.watch(worker);
@@ -220,7 +216,6 @@ class Supervisor {
         }
       }
       log.info(`reload complete: ${old.length} worker(s) replaced by ${target} in ${Date.now() - startedAt} ms`);
-      this.heldSockets.keepOnly(configuredPorts(config));
     } catch (error) {
       if (this.stopping) return; // the stop drains every worker; abandoning them would cut requests
       log.error(`reload failed, still serving with the previous config: ${error.message}`);
@@ -260,7 +255,6 @@ class Supervisor {
       process.exit(1);
     }
     this.stopping = true;
-    this.heldSockets.closeAll();
     log.info(`${signal}: stopping gracefully (in-flight requests get up to ${this.config.shutdownTimeout} ms)`);
     for (const worker of this.alive) this.drain(worker, 0, { stopping: true });
     this.exitWhenEmpty();

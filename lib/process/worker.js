@@ -84,14 +84,11 @@ class Worker {
         this.hooks.fatal(error.code, describe ? describe(port) : `cannot listen on port ${port}: ${error.message}`);
       };
       server.once('error', onListenError);
-      // In a cluster the primary may hold this port's socket (held-sockets.js): listen on it.
-      const held = this.hooks.heldSocket ? this.hooks.heldSocket(port) : null;
-      server.listen(held || port, () => {
+      server.listen(port, () => {
         listener.port = server.address().port;
         // From now on an error is one failed accept (EMFILE, say): log it and keep serving.
         server.off('error', onListenError);
         server.on('error', throttledErrorLog(log, `port ${listener.port}`));
-        if (!held && this.hooks.shareSocket) this.hooks.shareSocket(port, server._handle);
         resolve();
       });
     });
@@ -185,11 +182,8 @@ function runClusterWorker() {
     confirmNoMoreConnections = resolve;
     process.send({ type: 'stopped-accepting' });
   });
-  const heldSockets = new Map(); // port -> the primary's listening socket (held-sockets.js)
-  process.on('message', (message, handle) => {
-    if (message.type === 'held-socket' && handle) {
-      heldSockets.set(message.port, handle);
-    } else if (message.type === 'no-more-connections' && confirmNoMoreConnections) {
+  process.on('message', (message) => {
+    if (message.type === 'no-more-connections' && confirmNoMoreConnections) {
       confirmNoMoreConnections();
     } else if (message.type === 'config' && !worker) {
       worker = startWorker(message.config, message.configFile, {
@@ -197,8 +191,6 @@ function runClusterWorker() {
         fatal: (code, text) => process.send({ type: 'fatal', code, message: text }, () => process.exit(1)),
         recycle: (text, served) => { if (process.connected) process.send({ type: 'recycle', message: text, served }); },
         stoppedAccepting,
-        heldSocket: (port) => heldSockets.get(port),
-        shareSocket: (port, socket) => { if (process.connected) process.send({ type: 'listening-socket', port }, socket); },
       }, { disableMods: message.disableMods });
       if (worker) {
         const send = (beat) => { if (process.connected) process.send(beat); };
