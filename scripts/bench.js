@@ -15,6 +15,7 @@ const { SERVERS, SITES, HOST, TLS, availableCores } = require('./bench/servers')
 const { freePort, startProcess, stopProcess, killAllStarted, workerRss, delay } = require('./bench/processes');
 const { runWrk } = require('./bench/wrk');
 const { runH2load } = require('./bench/h2load');
+const { runSTime } = require('./bench/s-time');
 const { withBusyLoop } = require('./bench/busy-loop');
 const { summariseRuns, computeRatios, computeBlogRatios, formatReport } = require('./bench/report');
 const { measuredCommit } = require('./bench/commit');
@@ -78,11 +79,20 @@ async function prepareCell({ instance, scenario, context }) {
   const { tools, options } = context;
   const connections = scenario.connections || options.connections;
   cell.connections = connections;
-  if (scenario.tool === 'h2load' && !tools.h2load) return { ...cell, skipped: 'h2load not installed (apt-get install nghttp2-client)' };
-  const tool = scenario.tool === 'h2load' ? { h2load: tools.h2load } : { wrk: tools.wrk };
-  cell.request = { ...tool, url, headers: prepared.headers, threads: options.threads, connections };
+  const tool = loadTool(scenario, tools);
+  if (tool.missing) return { ...cell, skipped: tool.missing };
+  cell.request = { ...tool, url, headers: prepared.headers, threads: options.threads, connections, expectedBytes: scenario.expectedBytes };
   return cell;
 }
+
+// The load generator a scenario asks for: wrk, h2load (HTTP/2) or openssl s_time (full TLS handshakes).
+function loadTool(scenario, tools) {
+  if (scenario.tool === 'h2load') return tools.h2load ? { h2load: tools.h2load } : { missing: 'h2load not installed (apt-get install nghttp2-client)' };
+  if (scenario.tool === 's_time') return tools.openssl ? { sTime: tools.openssl } : { missing: 'openssl not installed' };
+  return { wrk: tools.wrk };
+}
+
+const RUNNERS = { h2load: runH2load, sTime: ({ sTime, ...request }) => runSTime({ openssl: sTime, ...request }), wrk: runWrk };
 
 // The node ceiling must answer with the header fields svr sends, or it is not the same work.
 function checkSameHeadersAsSvr(cells) {
@@ -96,7 +106,7 @@ function checkSameHeadersAsSvr(cells) {
 
 // One load run with the scenario's tool, beside a busy loop when the scenario asks for one.
 function runLoad(scenario, request, seconds) {
-  const run = request.h2load ? runH2load : runWrk;
+  const run = RUNNERS[Object.keys(RUNNERS).find((name) => request[name])];
   return withBusyLoop(Boolean(scenario.busy), seconds + BUSY_LOOP_MARGIN_S, () => run({ ...request, seconds }));
 }
 

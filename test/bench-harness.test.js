@@ -6,6 +6,7 @@ const { parseReport } = require('../scripts/bench/wrk');
 const { median, summariseRuns, computeRatios, computeBlogRatios } = require('../scripts/bench/report');
 const { parseOptions, SCENARIO_NAMES, SERVER_NAMES } = require('../scripts/bench/options');
 const { parseH2load } = require('../scripts/bench/h2load');
+const { parseSTime, combineClients, sTimeArgs } = require('../scripts/bench/s-time');
 const { chartBars, renderChart, axisRange } = require('../scripts/bench/chart');
 const { replaceBetweenMarkers, shouldWrite, START_MARKER, END_MARKER } = require('../scripts/bench/docs');
 const { isDirty } = require('../scripts/bench/commit');
@@ -165,4 +166,19 @@ test('the blog handler computes fib(20000) for /fibonacci and refuses a bad n', 
   assert.equal(answer('/fibonacci?n=10').body, '55');
   assert.equal(answer('/fibonacci?n=-1').status, 400);
   assert.equal(answer('/other').status, 404);
+});
+
+test('openssl s_time clients: full handshakes only, their connections summed over the wall-clock time', () => {
+  assert.deepEqual(sTimeArgs({ url: 'https://127.0.0.1:8443/bench-1k.html', seconds: 2.5 }).slice(0, 6), ['s_time', '-connect', '127.0.0.1:8443', '-new', '-tls1_3', '-www']);
+  assert.equal(sTimeArgs({ url: 'https://127.0.0.1:8443/x', seconds: 0.2 }).at(-1), '1');
+  const line = '371 connections in 3 real seconds, 1258 bytes read per connection\n';
+  assert.deepEqual(parseSTime(`Collecting connection statistics for 2 seconds\n***\n\n${line}`), { connections: 371, bytesPerConnection: 1258 });
+  assert.equal(parseSTime('connect: Connection refused\n'), null);
+  const clients = [{ connections: 300, bytesPerConnection: 1258 }, { connections: 100, bytesPerConnection: 1258 }, { failure: 'openssl s_time exited 1' }];
+  const run = combineClients(clients, 2, 1024);
+  assert.equal(run.requests, 400);
+  assert.equal(run.rps, 200);
+  assert.equal(run.errors, 1);
+  assert.equal(combineClients([{ connections: 10, bytesPerConnection: 200 }], 1, 1024).errors, 1); // answers shorter than the page
+  assert.equal(combineClients([{ failure: 'x' }], 1, 1024).failure, 'x');
 });

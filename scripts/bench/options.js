@@ -21,7 +21,7 @@ const DEFAULTS = {
 
 const SCENARIO_NAMES = [
   'html-1k', 'js-100k', 'bin-4m', 'revalidate-304', 'dir-1000', 'compressed-100k', 'precompressed-100k', 'gzip-100k', 'cpu',
-  'blog-c5', 'blog-c5-busy', 'blog-c32', 'blog-c32-busy', 'tls-html-1k', 'h2-html-1k', 'tls-new-conn',
+  'blog-c5', 'blog-c5-busy', 'blog-c32', 'blog-c32-busy', 'tls-html-1k', 'h2-html-1k', 'tls-new-conn', 'tls-resumed-conn',
 ];
 const SERVER_NAMES = ['nginx', 'serve', 'http-server', 'node-ceiling', 'svr', 'svr-single', 'bare-cluster', 'svr-none', 'svr-rr', 'bare-cluster-none', 'bare-cluster-rr'];
 

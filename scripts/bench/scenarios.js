@@ -5,7 +5,7 @@
 // run: the load still runs (and its errors show), but the cell is left out of the ratios.
 //
 // Optional fields: servers (only these servers take part), connections (instead of --connections),
-// busy (a busy loop child keeps one core busy during each run), tool ('h2load' instead of wrk),
+// busy (a busy loop child keeps one core busy during each run), tool ('h2load' or 's_time' instead of wrk),
 // label (what the comparison is, for the tables).
 const { fetchOnce, fetchH2Once } = require('./processes');
 const { EXPECTED_BODY } = require('./cpu-work');
@@ -13,6 +13,7 @@ const { FIB_PATH, FIB_EXPECTED_BODY } = require('./fib-work');
 
 const ACCEPT_COMPRESSED = 'br, gzip';
 const BLOG_CONNECTIONS = [5, 32];
+const TLS_NEW_CONN_CLIENTS = 8; // s_time clients, each one connection at a time
 
 function describe(res) {
   const type = res.headers['content-type'] || 'no content-type';
@@ -148,7 +149,17 @@ function scenarios(fixtures) {
       name: 'tls-new-conn',
       site: 'tls',
       path: '/bench-1k.html',
-      label: 'a new TLS 1.3 connection for each request (wrk, Connection: close; no session resumption)',
+      tool: 's_time',
+      connections: TLS_NEW_CONN_CLIENTS,
+      expectedBytes: sizes.html, // a client reading fewer bytes per connection than the page counts as errors
+      label: `a new TLS 1.3 connection with a full handshake for each request (openssl s_time -new, HTTP/1.0, ${TLS_NEW_CONN_CLIENTS} clients side by side)`,
+      prepare: (url) => checked(url, { Connection: 'close' }, expectTls13(sizes.html)),
+    },
+    {
+      name: 'tls-resumed-conn',
+      site: 'tls',
+      path: '/bench-1k.html',
+      label: 'a new TLS 1.3 connection for each request, session resumed (wrk with Connection: close resumes its TLS session on reconnect)',
       prepare: (url) => checked(url, { Connection: 'close' }, expectTls13(sizes.html)),
     },
   ];
