@@ -159,7 +159,7 @@ function scenarios(fixtures) {
       name: 'tls-resumed-conn',
       site: 'tls',
       path: '/bench-1k.html',
-      label: 'a new TLS 1.3 connection for each request, session resumed (wrk with Connection: close resumes its TLS session on reconnect)',
+      label: 'a new TLS 1.3 connection for each request, offering the previous session for resumption (wrk with Connection: close; nginx resumed 1325 of 1326 in a check)',
       prepare: (url) => checked(url, { Connection: 'close' }, expectTls13(sizes.html)),
     },
   ];
