@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 'use strict';
 // `npm run bench`: svr beside nginx, serve, http-server, a bare cluster server and the node ceiling,
-// over the same generated files, wrk (h2load for HTTP/2) against one server at a time, in rounds.
+// over the same generated files, wrk (h2load for HTTP/2, openssl s_time for full TLS handshakes)
+// against one server at a time, in rounds.
 // Prints one results table, the ratios, the blog workload's table and the servers' startup time
 // and worker memory; writes the same as JSON, then a chart (SVG) and a Markdown page from that JSON.
 const fs = require('fs');
