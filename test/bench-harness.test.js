@@ -9,7 +9,9 @@ const { parseH2load } = require('../scripts/bench/h2load');
 const { parseSTime, combineClients, sTimeArgs } = require('../scripts/bench/s-time');
 const { chartBars, renderChart, axisRange } = require('../scripts/bench/chart');
 const { replaceBetweenMarkers, shouldWrite, START_MARKER, END_MARKER } = require('../scripts/bench/docs');
-const { isDirty } = require('../scripts/bench/commit');
+const { isDirty, measuredCommit } = require('../scripts/bench/commit');
+const path = require('node:path');
+const { execFileSync } = require('node:child_process');
 const { scenarios } = require('../scripts/bench/scenarios');
 const { SERVERS } = require('../scripts/bench/servers');
 const { FIB_EXPECTED_BODY, compileFibHandler } = require('../scripts/bench/fib-work');
@@ -143,6 +145,13 @@ test('docs are written after a complete run, or when asked, never with --no-docs
 test("a checkout is dirty when a tracked file changed, but not for the bench's own outputs", () => {
   assert.equal(isDirty(''), false);
   assert.equal(isDirty(' M docs/performance-latest.md\n M docs/performance.svg\n'), false);
+  let head = null;
+  try {
+    head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: __dirname, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    // not a git checkout (e.g. an unpacked tarball): the bench says "unknown"
+  }
+  assert.equal(measuredCommit(path.join(__dirname, '..')).hash, head);
   assert.equal(isDirty(' M docs/performance.svg\nM  lib/static.js\n'), true);
 });
 

@@ -8,7 +8,7 @@ const BENCH_OUTPUTS = ['docs/performance-latest.md', 'docs/performance.svg'];
 
 function git(dir, args) {
   const result = spawnSync('git', ['-C', dir, ...args], { encoding: 'utf8' });
-  return result.status === 0 ? result.stdout.trim() : null;
+  return result.status === 0 ? result.stdout.trimEnd() : null; // porcelain lines start with a space
 }
 
 // Lines of `git status --porcelain` -> whether any change counts (the bench's own outputs do not).
