@@ -39,6 +39,8 @@ http {
   access_log ${prefix}/access.log combined;
   sendfile on;
   tcp_nopush on;
+  keepalive_requests 1000000;  # svr (Node) does not close a connection after N requests; nginx's
+                               # default 1000 ended h2load's HTTP/2 connections mid-run
   gzip on;                     # Debian's nginx has no brotli
   gzip_comp_level 6;           # svr's gzip level (nginx's default is 1)
   gzip_vary on;
