@@ -175,7 +175,7 @@ function modKeyProblem(key, value, isValid) {
 // ---- what the schema cannot say ----
 
 function semanticProblems(config, baseDir) {
-  return [wwwrootProblem(config, baseDir), timeoutProblem(config)].filter(Boolean);
+  return [wwwrootProblem(config, baseDir), timeoutProblem(config), proxyProtocolProblem(config)].filter(Boolean);
 }
 
 function wwwrootProblem(config, baseDir) {
@@ -202,6 +202,13 @@ function timeoutProblem({ headersTimeout, requestTimeout }) {
     key: 'headersTimeout',
     message: `expected an integer <= requestTimeout (${requestTimeout}), found ${headersTimeout}`,
   };
+}
+
+// A PROXY protocol header is believed only from trustedProxies: with none, nobody could connect.
+function proxyProtocolProblem({ acceptProxyProtocol, trustedProxies }) {
+  const wanted = acceptProxyProtocol === true || (isPlainObject(acceptProxyProtocol) && Object.values(acceptProxyProtocol).includes(true));
+  if (!wanted || !Array.isArray(trustedProxies) || trustedProxies.length > 0) return null;
+  return { key: 'acceptProxyProtocol', message: 'needs trustedProxies: the addresses of the load balancers allowed to send the PROXY header' };
 }
 
 function resolvePaths(config, baseDir) {

@@ -1,0 +1,63 @@
+'use strict';
+// The reverse-proxy stage: requests matching a `proxy` rule (path prefix, optional host; first
+// match wins) go to one of the rule's upstreams; the rest pass on to the next stage.
+//
+//   createProxyStage(site) -> null (no `proxy` rules) | stage(req, res, next)
+//     stage.upgrade(req, socket, head) -> boolean  an HTTP/1.1 Upgrade request (WebSocket)
+//                                        taken (true) or not matched by any rule (false)
+//     stage.upstreamHealth() -> [{ upstream, up }]  for the metrics
+//     stage.close()           stops active health checks and closes pooled connections
+//
+// site: { config, sendError(req, res, status, options), log }.
+// Parts: rules.js (the rules, compiled once), upstreams.js (balancing and health),
+// forward.js (one request), upgrade.js (WebSocket tunnels), forward-headers.js (headers).
+
+const { compileProxyRules, findRule } = require('./rules');
+const { compileTrustedProxies } = require('../../http/trusted-proxies');
+const { forward } = require('./forward');
+const { tunnel, rawError } = require('./upgrade');
+
+function createProxyStage(site) {
+  const { config } = site;
+  if (!Array.isArray(config.proxy) || config.proxy.length === 0) return null;
+  const { rules, errors } = compileProxyRules(config);
+  const trusted = compileTrustedProxies(config.trustedProxies);
+  const problems = [...errors, ...trusted.errors];
+  if (problems.length) {
+    for (const rule of rules) rule.pool.close();
+    throw Object.assign(new Error(problems.join('\n')), { configErrors: problems });
+  }
+  const ctx = { isTrusted: trusted.isTrusted, sendError: site.sendError, log: site.log };
+  for (const rule of rules) rule.pool.startChecks({ 'user-agent': 'svr-health-check' });
+
+  function stage(req, res, next) {
+    const rule = findRule(rules, req, pathOf(req.url));
+    if (!rule) return next();
+    forward(req, res, rule, ctx);
+  }
+
+  stage.upgrade = (req, socket, head) => {
+    if (typeof req.url !== 'string' || !req.url.startsWith('/')) {
+      rawError(socket, 400, 'Bad Request');
+      return true;
+    }
+    const rule = findRule(rules, req, pathOf(req.url));
+    if (!rule) return false;
+    tunnel(req, socket, head, rule, ctx);
+    return true;
+  };
+
+  stage.upstreamHealth = () => rules.flatMap((rule) => rule.pool.upstreams.map((u) => ({ upstream: u.label, up: u.isUp() })));
+
+  stage.close = () => {
+    for (const rule of rules) rule.pool.close();
+  };
+  return stage;
+}
+
+function pathOf(url) {
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+}
+
+module.exports = { createProxyStage };

@@ -1,0 +1,305 @@
+'use strict';
+// The reverse-proxy stage, in process: real upstream servers on 127.0.0.1:0 (and a unix socket),
+// the stage driven through http.createServer with a minimal `site`.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const http = require('node:http');
+const https = require('node:https');
+const net = require('node:net');
+const path = require('node:path');
+const { once } = require('node:events');
+const { createProxyStage } = require('../lib/pipeline/proxy');
+const { makeTempDir, request } = require('./helpers');
+const { writePair } = require('./tls-helpers');
+
+const quietLog = { info() {}, warn() {}, error() {} };
+
+function listen(server, where = 0) {
+  return new Promise((resolve) => server.listen(where, '127.0.0.1', () => resolve(server)));
+}
+
+// An upstream that answers JSON describing what it received.
+async function echoUpstream(name = 'up') {
+  const seen = [];
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      seen.push(req);
+      const body = JSON.stringify({ name, method: req.method, url: req.url, headers: req.headers, body: Buffer.concat(chunks).toString() });
+      res.writeHead(200, { 'content-type': 'application/json', 'x-upstream': name, connection: 'keep-alive, x-hop', 'x-hop': 'secret', server: 'upstream-server' });
+      res.end(body);
+    });
+  });
+  await listen(server);
+  server.seen = seen;
+  server.url = `http://127.0.0.1:${server.address().port}`;
+  return server;
+}
+
+// The stage behind a real HTTP server; unmatched requests get 404 "next".
+async function proxyServer(config) {
+  const errors = [];
+  const site = {
+    config: { trustedProxies: [], ...config },
+    log: quietLog,
+    sendError(req, res, status) {
+      errors.push(status);
+      res.writeHead(status, { 'content-type': 'text/plain' });
+      res.end(`svr error ${status}\n`);
+    },
+  };
+  const stage = createProxyStage(site);
+  const server = http.createServer((req, res) => {
+    res.setHeader('server', 'svr');
+    stage(req, res, () => { res.writeHead(404); res.end('next\n'); });
+  });
+  server.on('upgrade', (req, socket, head) => { if (!stage.upgrade(req, socket, head)) socket.destroy(); });
+  await listen(server);
+  server.url = `http://127.0.0.1:${server.address().port}`;
+  server.stage = stage;
+  server.errors = errors;
+  return server;
+}
+
+function closeAll(...servers) {
+  for (const s of servers) {
+    if (s.stage) s.stage.close();
+    s.closeAllConnections?.();
+    s.close();
+  }
+}
+
+test('forwards a matching request with stripPrefix, the query kept, hop-by-hop headers removed both ways', async () => {
+  const up = await echoUpstream();
+  const proxy = await proxyServer({ proxy: [{ path: '/api/', upstreams: [`${up.url}/base`], stripPrefix: true }] });
+  try {
+    const res = await request(`${proxy.url}/api/items?x=1`, { headers: { connection: 'x-private', 'x-private': 'no', 'keep-alive': 'timeout=5', te: 'trailers', 'x-custom': 'yes' } });
+    assert.equal(res.status, 200);
+    const got = JSON.parse(res.text);
+    assert.equal(got.url, '/base/items?x=1');
+    assert.equal(got.headers['x-custom'], 'yes');
+    assert.equal(got.headers['x-private'], undefined);
+    assert.equal(got.headers['keep-alive'], undefined);
+    assert.equal(got.headers.te, undefined);
+    assert.equal(got.headers.host, `127.0.0.1:${proxy.address().port}`, 'the client Host is preserved by default');
+    assert.equal(res.headers['x-upstream'], 'up');
+    assert.equal(res.headers['x-hop'], undefined, 'a header the upstream listed in Connection is hop-by-hop');
+    assert.equal(res.headers.server, 'svr');
+    const bare = JSON.parse((await request(`${proxy.url}/api`)).text);
+    assert.equal(bare.url, '/base/', '"/api" is taken by the "/api/" rule');
+    const miss = await request(`${proxy.url}/apix`);
+    assert.equal(miss.text, 'next\n');
+  } finally { closeAll(proxy, up); }
+});
+
+test('X-Forwarded-* and Forwarded: replaced for an untrusted peer, appended for a trusted one', async () => {
+  const up = await echoUpstream();
+  const forged = { 'x-forwarded-for': '6.6.6.6', forwarded: 'for=6.6.6.6', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'evil.example' };
+  const untrusted = await proxyServer({ proxy: [{ path: '/', upstreams: [up.url] }] });
+  const trusted = await proxyServer({ proxy: [{ path: '/', upstreams: [up.url], via: true }], trustedProxies: ['127.0.0.0/8'] });
+  try {
+    let h = JSON.parse((await request(`${untrusted.url}/`, { headers: { ...forged, host: 'site.example' } })).text).headers;
+    assert.equal(h['x-forwarded-for'], '127.0.0.1');
+    assert.equal(h['x-forwarded-proto'], 'http');
+    assert.equal(h['x-forwarded-host'], 'site.example');
+    assert.equal(h.forwarded, 'for=127.0.0.1;host=site.example;proto=http');
+    assert.equal(h.via, undefined);
+    h = JSON.parse((await request(`${trusted.url}/`, { headers: { ...forged, host: 'site.example' } })).text).headers;
+    assert.equal(h['x-forwarded-for'], '6.6.6.6, 127.0.0.1');
+    assert.equal(h['x-forwarded-proto'], 'https');
+    assert.equal(h['x-forwarded-host'], 'evil.example');
+    assert.equal(h.forwarded, 'for=6.6.6.6, for=127.0.0.1;host=site.example;proto=http');
+    assert.equal(h.via, '1.1 svr');
+  } finally { closeAll(untrusted, trusted, up); }
+});
+
+test('host rules, header set/remove both ways, preserveHost false', async () => {
+  const a = await echoUpstream('a');
+  const b = await echoUpstream('b');
+  const proxy = await proxyServer({
+    proxy: [
+      { path: '/', host: '*.app.example', upstreams: [a.url], preserveHost: false, requestHeaders: { set: { 'X-Tenant': 'app' }, remove: ['Cookie'] }, responseHeaders: { set: { 'X-Served-By': 'svr' }, remove: ['X-Upstream'] } },
+      { path: '/', upstreams: [b.url] },
+    ],
+  });
+  try {
+    const res = await request(`${proxy.url}/`, { headers: { host: 'www.app.example', cookie: 'a=1' } });
+    const got = JSON.parse(res.text);
+    assert.equal(got.name, 'a');
+    assert.equal(got.headers.host, `127.0.0.1:${a.address().port}`);
+    assert.equal(got.headers['x-tenant'], 'app');
+    assert.equal(got.headers.cookie, undefined);
+    assert.equal(res.headers['x-served-by'], 'svr');
+    assert.equal(res.headers['x-upstream'], undefined);
+    assert.equal(JSON.parse((await request(`${proxy.url}/`, { headers: { host: 'other.example' } })).text).name, 'b');
+  } finally { closeAll(proxy, a, b); }
+});
+
+test('round robin and least-connections spread requests; a POST body streams through', async () => {
+  const a = await echoUpstream('a');
+  const b = await echoUpstream('b');
+  const proxy = await proxyServer({ proxy: [{ path: '/rr/', upstreams: [a.url, b.url] }, { path: '/lc/', upstreams: [a.url, b.url], balance: 'least-connections' }] });
+  try {
+    const names = [];
+    for (let i = 0; i < 4; i++) names.push(JSON.parse((await request(`${proxy.url}/rr/`)).text).name);
+    assert.deepEqual(names, ['a', 'b', 'a', 'b']);
+    const parallel = await Promise.all([1, 2].map(() => request(`${proxy.url}/lc/`)));
+    assert.deepEqual(parallel.map((r) => JSON.parse(r.text).name).sort(), ['a', 'b']);
+    const posted = JSON.parse((await request(`${proxy.url}/rr/form`, { method: 'POST', body: 'x'.repeat(100000) })).text);
+    assert.equal(posted.body.length, 100000);
+    assert.equal(posted.method, 'POST');
+  } finally { closeAll(proxy, a, b); }
+});
+
+test('a dead upstream: GET is retried on the next one and the dead one is taken out; POST gets 502; all dead gets 502', async () => {
+  const good = await echoUpstream('good');
+  const dead = await listen(net.createServer());
+  const deadUrl = `http://127.0.0.1:${dead.address().port}`;
+  await new Promise((resolve) => dead.close(resolve));
+  const proxy = await proxyServer({ proxy: [{ path: '/both/', upstreams: [deadUrl, good.url] }, { path: '/none/', upstreams: [deadUrl] }] });
+  try {
+    assert.equal(JSON.parse((await request(`${proxy.url}/both/`)).text).name, 'good');
+    assert.deepEqual(proxy.stage.upstreamHealth().slice(0, 2).map((u) => u.up), [false, true]);
+    // Taken out: the next POST goes to the good one without trying the dead one.
+    assert.equal((await request(`${proxy.url}/both/`, { method: 'POST', body: 'x' })).status, 200);
+    const res = await request(`${proxy.url}/none/`);
+    assert.equal(res.status, 502);
+    assert.equal(res.text, 'svr error 502\n');
+  } finally { closeAll(proxy, good); }
+});
+
+test('POST to a refusing upstream is not retried: 502', async () => {
+  const good = await echoUpstream('good');
+  const dead = await listen(net.createServer());
+  const deadUrl = `http://127.0.0.1:${dead.address().port}`;
+  await new Promise((resolve) => dead.close(resolve));
+  const proxy = await proxyServer({ proxy: [{ path: '/', upstreams: [deadUrl, good.url] }] });
+  try {
+    assert.equal((await request(`${proxy.url}/`, { method: 'POST', body: 'data' })).status, 502);
+    assert.equal(good.seen.length, 0);
+  } finally { closeAll(proxy, good); }
+});
+
+test('an upstream that never answers gets 504 after the headers timeout', async () => {
+  const silent = await listen(http.createServer(() => {}));
+  const proxy = await proxyServer({ proxy: [{ path: '/', upstreams: [`http://127.0.0.1:${silent.address().port}`], timeouts: { headers: 300 } }] });
+  try {
+    const res = await request(`${proxy.url}/`);
+    assert.equal(res.status, 504);
+  } finally { closeAll(proxy, silent); }
+});
+
+test('a unix socket upstream', async () => {
+  const dir = makeTempDir();
+  const socketPath = path.join(dir, 'app.sock');
+  const server = http.createServer((req, res) => res.end(`unix ${req.url}`));
+  await new Promise((resolve) => server.listen(socketPath, resolve));
+  const proxy = await proxyServer({ proxy: [{ path: '/', upstreams: [`unix:${socketPath}`] }] });
+  try {
+    assert.equal((await request(`${proxy.url}/hello`)).text, 'unix /hello');
+  } finally { closeAll(proxy, server); }
+});
+
+test('an https upstream: its certificate is verified unless the rule opts out', async () => {
+  const dir = makeTempDir();
+  const pair = writePair(dir, 'up', ['upstream.test']);
+  const server = https.createServer({ cert: pair.certPem, key: pair.keyPem }, (req, res) => res.end('tls ok'));
+  await listen(server);
+  const url = `https://127.0.0.1:${server.address().port}`;
+  const proxy = await proxyServer({ proxy: [{ path: '/strict/', upstreams: [url] }, { path: '/lax/', upstreams: [url], verifyTLS: false }] });
+  try {
+    assert.equal((await request(`${proxy.url}/strict/`)).status, 502);
+    const lax = await request(`${proxy.url}/lax/`);
+    assert.equal(lax.status, 200);
+    assert.equal(lax.text, 'tls ok');
+  } finally { closeAll(proxy, server); }
+});
+
+test('active health checks take a failing upstream out', async () => {
+  let healthy = true;
+  const up = http.createServer((req, res) => {
+    res.writeHead(req.url === '/health' && !healthy ? 500 : 200);
+    res.end('ok');
+  });
+  await listen(up);
+  const proxy = await proxyServer({ proxy: [{ path: '/', upstreams: [`http://127.0.0.1:${up.address().port}`], healthCheck: { path: '/health', interval: 50, timeout: 500 } }] });
+  try {
+    healthy = false;
+    for (let i = 0; i < 100 && proxy.stage.upstreamHealth()[0].up; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(proxy.stage.upstreamHealth()[0].up, false);
+    healthy = true;
+    for (let i = 0; i < 100 && !proxy.stage.upstreamHealth()[0].up; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(proxy.stage.upstreamHealth()[0].up, true);
+  } finally { closeAll(proxy, up); }
+});
+
+test('a large download streams with bounded memory (backpressure)', async () => {
+  const TOTAL = 256 * 1024 * 1024;
+  const chunk = Buffer.alloc(1024 * 1024, 120);
+  const up = http.createServer((req, res) => {
+    let sent = 0;
+    const pump = () => {
+      while (sent < TOTAL) {
+        sent += chunk.length;
+        if (!res.write(chunk)) return res.once('drain', pump);
+      }
+      res.end();
+    };
+    res.writeHead(200, { 'content-length': TOTAL });
+    pump();
+  });
+  await listen(up);
+  const proxy = await proxyServer({ proxy: [{ path: '/', upstreams: [`http://127.0.0.1:${up.address().port}`] }] });
+  try {
+    const before = process.memoryUsage().rss;
+    let peak = before;
+    let received = 0;
+    await new Promise((resolve, reject) => {
+      http.get(`${proxy.url}/big`, (res) => {
+        res.on('data', (c) => { received += c.length; peak = Math.max(peak, process.memoryUsage().rss); });
+        res.on('end', resolve);
+        res.on('error', reject);
+      }).on('error', reject);
+    });
+    assert.equal(received, TOTAL);
+    assert.ok(peak - before < 96 * 1024 * 1024, `memory grew by ${Math.round((peak - before) / 1048576)} MiB`);
+  } finally { closeAll(proxy, up); }
+});
+
+test('WebSocket-style Upgrade: 101 relayed, bytes both ways, close propagates; unmatched is left to the server', async () => {
+  const up = http.createServer();
+  up.on('upgrade', (req, socket) => {
+    socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: ${req.headers.upgrade}\r\nConnection: Upgrade\r\nX-Seen-For: ${req.headers['x-forwarded-for']}\r\n\r\n`);
+    socket.on('data', (data) => {
+      if (String(data) === 'bye') socket.end();
+      else socket.write(`echo:${data}`);
+    });
+  });
+  await listen(up);
+  const proxy = await proxyServer({ proxy: [{ path: '/ws', upstreams: [`http://127.0.0.1:${up.address().port}`] }] });
+  try {
+    const client = net.connect(proxy.address().port, '127.0.0.1');
+    await once(client, 'connect');
+    client.write('GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n');
+    const [head] = await once(client, 'data');
+    assert.match(String(head), /^HTTP\/1\.1 101 /);
+    assert.match(String(head), /X-Seen-For: 127\.0\.0\.1/);
+    client.write('ping');
+    const [echo] = await once(client, 'data');
+    assert.equal(String(echo), 'echo:ping');
+    client.write('bye');
+    await once(client, 'close');
+    const other = net.connect(proxy.address().port, '127.0.0.1');
+    other.write('GET /nope HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n');
+    await once(other, 'close');
+  } finally { closeAll(proxy, up); }
+});
+
+test('bad upstream URLs are refused at load with the key path', () => {
+  assert.throws(() => createProxyStage({ config: { proxy: [{ path: '/', upstreams: ['ftp://x'] }], trustedProxies: [] }, log: quietLog, sendError() {} }),
+    /proxy\[0\]\.upstreams\[0\]: expected an http:\/\/, https:\/\/ or unix:\/absolute\/path upstream, found "ftp:\/\/x"/);
+  assert.throws(() => createProxyStage({ config: { proxy: [{ path: '/', upstreams: ['http://x'] }], trustedProxies: ['10.0.0.0/40'] }, log: quietLog, sendError() {} }),
+    /trustedProxies\[0\]/);
+});
