@@ -24,7 +24,7 @@ function main() {
   if (options.help) return console.log(USAGE);
   if (options.version) return console.log(require('./lib/product').versionString());
   const path = require('node:path');
-  const { DEFAULT_CONFIG_FILE } = require('./lib/config/load');
+  const { DEFAULT_CONFIG_FILE } = require('./lib/product');
   options.configFile = path.resolve(options.configFile ?? DEFAULT_CONFIG_FILE);
   if (options.check) return check(options);
   if (options.singleThreaded) return require('./lib/process/single-threaded').runSingleThreaded(options);

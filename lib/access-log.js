@@ -66,7 +66,7 @@ function bodyBytes(req, res) {
   if (req.method === 'HEAD' || res.statusCode === 304 || res.statusCode === 204) return 0;
   const length = res.getHeader('content-length');
   if (length !== undefined) return Number(length);
-  return res.svrBodyBytes ?? '-';
+  return (req.svr && req.svr.bodyBytes) ?? '-';
 }
 
 // An IPv4 client on a dual-stack socket shows as ::ffff:1.2.3.4; log it as 1.2.3.4.
@@ -79,9 +79,9 @@ function clientAddress(req) {
 function describe(req, res, startedAt, remote) {
   return {
     remote,
-    user: req.authUser || '-',
+    user: (req.svr && req.svr.user) || req.authUser || '-',
     method: req.method,
-    url: req.originalUrl ?? req.url,
+    url: req.svr ? req.svr.originalUrl : req.url, // what was asked, not what a rewrite made of it
     protocol: `HTTP/${req.httpVersion}`,
     status: res.statusCode,
     bytes: bodyBytes(req, res),
@@ -109,7 +109,6 @@ function createAccessLog(config) {
     const startedAt = process.hrtime.bigint();
     // Read now: by 'close' an HTTP/2 stream (and a destroyed socket) no longer knows its peer.
     const remote = clientAddress(req);
-    req.originalUrl = req.url; // the pipeline may rewrite req.url; the log shows what was asked
     res.once('close', () => append(format(describe(req, res, startedAt, remote), Date.now())));
   };
 }

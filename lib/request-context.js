@@ -16,7 +16,7 @@ const { AsyncLocalStorage } = require('node:async_hooks');
 
 const requestContext = new AsyncLocalStorage();
 
-function describe(error) {
+function describeError(error) {
   return error instanceof Error ? (error.stack || `${error.name}: ${error.message}`) : `a thrown ${typeof error}: ${String(error)}`;
 }
 
@@ -38,7 +38,7 @@ function installCrashHandlers({ log, onCrash }) {
   // The 500 page's renderer logs the stack when it can still answer; else it is logged here.
   const report = (state, kind, error) => {
     const answering = state && !state.res.headersSent;
-    log.error(`${kind}${where(state)}: ${answering ? `${error && error.message}` : describe(error)}`);
+    log.error(`${kind}${where(state)}: ${answering ? `${error && error.message}` : describeError(error)}`);
   };
   const crash = (error, kind) => {
     const state = requestContext.getStore();
@@ -55,4 +55,4 @@ function installCrashHandlers({ log, onCrash }) {
   });
 }
 
-module.exports = { requestContext, installCrashHandlers, describe };
+module.exports = { requestContext, installCrashHandlers, describeError };

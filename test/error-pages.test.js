@@ -7,7 +7,7 @@ const http = require('node:http');
 const fs = require('node:fs');
 const path = require('node:path');
 const { startServer, request, makeTempDir } = require('./helpers');
-const { createPipeline } = require('../lib/pipeline');
+const { startPipeline } = require('./support/pipeline');
 const { version } = require('../package.json');
 
 const VERSIONED = `svr/${version} (Linux; Node.js/${process.version})`;
@@ -131,27 +131,13 @@ describe('custom error pages', () => {
   });
 });
 
-// Errors raised by server-side code (issue 4) go through the same renderer: exercised here through
-// the pipeline's stage-4 seam (context.scripting) on a real socket.
-function pipelineServer(config, scripting) {
-  const root = makeTempDir();
-  fs.writeFileSync(path.join(root, 'a.txt'), 'A');
-  const handler = createPipeline({ wwwroot: root, ...config }, { log: { info() {}, warn() {}, error() {} }, scripting });
-  const server = http.createServer(handler);
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({
-    url: `http://127.0.0.1:${server.address().port}`,
-    handler,
-    close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); fs.rmSync(root, { recursive: true, force: true }); }),
-  })));
-}
-
-const scripting = (req, res, next) => {
-  if (req.url === '/mod-error') {
-    return res.svrSendError(500, { extName: 'TestMod/1.0', error: new Error('mod failed at secret-spot') });
-  }
+// Errors raised by server-side code go through the same renderer: a mod raises them here,
+// in the pipeline run in-process on a real socket.
+const ERROR_MOD = `module.exports = (req, res, log, config, next) => {
+  if (req.url === '/mod-error') return res.error(500, 'TestMod/1.0', new Error('mod failed at secret-spot'));
   if (req.url === '/throws') throw new Error('thrown by script');
   return next();
-};
+};`;
 
 describe('server-side errors: toggles', () => {
   const servers = {};
@@ -160,14 +146,10 @@ describe('server-side errors: toggles', () => {
       defaults: {},
       open: { stackHidden: false, exposeModsInErrorPages: true, serverAdministratorEmail: 'admin@example.com' },
     })) {
-      const s = await pipelineServer(config, (req, res, next) => {
-        res.svrSendError = (status, opts) => s.handler.sendError(req, res, status, opts);
-        return scripting(req, res, next);
-      });
-      servers[name] = s;
+      servers[name] = await startPipeline({ config, files: { 'a.txt': 'A' }, mods: { 'error-mod.js': ERROR_MOD } });
     }
   });
-  after(async () => { for (const s of Object.values(servers)) await s.close(); });
+  after(async () => { for (const s of Object.values(servers)) await s.stop(); });
 
   it('hides the stack and the mod by default, shows the default contact', async () => {
     const res = await request(`${servers.defaults.url}/mod-error`);

@@ -244,7 +244,7 @@ describe('a web root that is not a usable directory', () => {
 
   it('createPipeline refuses it too (a worker reports that as a fatal start-up error)', () => {
     const { createPipeline } = require('../lib/pipeline');
-    assert.throws(() => createPipeline({ wwwroot: path.join(__dirname, 'no-such-dir') }, {}),
+    assert.throws(() => createPipeline({ wwwroot: path.join(__dirname, 'no-such-dir'), customHeaders: {} }, {}),
       (err) => err.code === 'EBADWWWROOT' && /wwwroot: .*no-such-dir is not a readable directory \(ENOENT\)/.test(err.message));
   });
 });

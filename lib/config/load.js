@@ -11,7 +11,7 @@ const path = require('path');
 const schema = require('../../config/svr-config.schema.json');
 const { describeJsonSyntaxError } = require('./json-error');
 
-const DEFAULT_CONFIG_FILE = path.join(__dirname, '..', '..', 'config', 'svr-config.json');
+const { DEFAULT_CONFIG_FILE } = require('../product');
 
 // Keys holding file-system paths, resolved against the config file's directory.
 // (errorPages[].path and page404 stay relative to wwwroot, as in SVR.JS.)
@@ -54,7 +54,12 @@ function loadConfig(file, { extraValidators = {} } = {}) {
     return failure(configFile, [`${file}:${line}:${column}: JSON syntax error: ${message}`]);
   }
 
-  const config = parsed.value;
+  return checkConfig(parsed.value, { file, configFile, extraValidators });
+}
+
+// A parsed config object, validated and completed as loadConfig does (schema defaults applied,
+// paths resolved against the config file's directory). The object is changed in place.
+function checkConfig(config, { file, configFile = path.resolve(file), extraValidators = {} }) {
   const problems = schemaProblems(config, extraValidators);
   if (isPlainObject(config)) {
     problems.push(...semanticProblems(config, path.dirname(configFile)));
@@ -385,4 +390,4 @@ function workerCount(config) {
   return typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length || 1;
 }
 
-module.exports = { loadConfig, compileRegexString, workerCount, DEFAULT_CONFIG_FILE };
+module.exports = { loadConfig, checkConfig, compileRegexString, workerCount, DEFAULT_CONFIG_FILE };

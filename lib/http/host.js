@@ -1,38 +1,20 @@
 'use strict';
-// The one host matcher every host-scoped rule uses (rewrite rules, proxy rules).
+// Which host a request is for, and SVR.JS's host patterns. Node built-ins only.
 //
-//   compileHostPattern(pattern) -> null (matches every host) | (req) -> boolean
+// requestHost(req): the Host header (or HTTP/2's :authority), lowercased, without its port and
+// without a trailing dot; '' when there is none. Every stage that matches hosts reads it here.
 //
-// A pattern is an exact name ("app.example"), "*" (any), or "*.example" (which also matches
-// "example" itself). Names are compared lowercased, without a trailing dot, and without the port
-// unless the pattern names one ("app.example:8080"). HTTP/2 requests carry :authority instead of
-// Host; both are read.
+// compileHostPattern(pattern) -> null (matches every host) | test(req) -> boolean, with SVR.JS's
+// meaning: "*" any host; "*.example.com" the domain and every name below it; anything else the exact
+// name. A pattern that names a port ("example.com:8080") is compared with the port kept.
+// (TLS certificates follow another rule, RFC 6125's one-label wildcard: see net/tls-context.js.)
 
-function compileHostPattern(pattern) {
-  if (pattern === undefined || pattern === null || pattern === '*') return null;
-  const wanted = String(pattern).toLowerCase();
-  const withPort = wanted.includes(':') && !wanted.startsWith('[');
-  const test = wanted.startsWith('*.')
-    ? suffixTest(wanted.slice(2))
-    : (value) => value === wanted;
-  return (req) => test(requestHost(req, withPort));
-}
-
-function suffixTest(domain) {
-  const dotted = `.${domain}`;
-  return (value) => value === domain || value.endsWith(dotted);
-}
-
-// The Host (or :authority) of a request, lowercased, trailing dot removed; the port removed
-// unless withPort.
-function requestHost(req, withPort = false) {
+function authority(req) {
   const headers = req.headers || {};
-  let host = String(headers.host || headers[':authority'] || '').toLowerCase();
-  if (!withPort) host = stripPort(host);
-  return host.endsWith('.') ? host.slice(0, -1) : host;
+  return String(headers.host || headers[':authority'] || '').toLowerCase();
 }
 
-function stripPort(host) {
+function withoutPort(host) {
   if (host.startsWith('[')) {
     const end = host.indexOf(']');
     return end === -1 ? host : host.slice(0, end + 1);
@@ -41,4 +23,34 @@ function stripPort(host) {
   return colon === -1 ? host : host.slice(0, colon);
 }
 
-module.exports = { compileHostPattern, requestHost };
+function withoutDot(host) {
+  return host.endsWith('.') ? host.slice(0, -1) : host;
+}
+
+function requestHost(req) {
+  return withoutDot(withoutPort(authority(req)));
+}
+
+function compileHostPattern(pattern) {
+  if (pattern === undefined || pattern === null || pattern === '*') return null;
+  const wanted = withoutDot(String(pattern).toLowerCase());
+  const withPort = wanted.includes(':') && !wanted.startsWith('[');
+  const hostOf = withPort ? (req) => withoutDot(authority(req)) : requestHost;
+  if (wanted.startsWith('*.')) {
+    const domain = wanted.slice(2);
+    const suffix = '.' + domain;
+    return (req) => {
+      const host = hostOf(req);
+      return host === domain || host.endsWith(suffix);
+    };
+  }
+  return (req) => hostOf(req) === wanted;
+}
+
+// One-off form, for scripts' checkHostname(): true when `pattern` matches this request.
+function hostMatches(req, pattern) {
+  const test = compileHostPattern(pattern);
+  return test === null || test(req);
+}
+
+module.exports = { requestHost, compileHostPattern, hostMatches };

@@ -21,22 +21,8 @@ const VALIDITY_DAYS = 825; // the most browsers accept for a TLS server certific
 const RENEW_BEFORE_DAYS = 30;
 const CERT_NAME = 'selfsigned-cert.pem';
 const KEY_NAME = 'selfsigned-key.pem';
-const { INSTALL_DIR: SVR_ROOT } = require('../product');
+const { stateDirectory } = require('../product');
 const defaultLog = require('../log');
-
-// Where svr keeps what it makes itself (the self-signed certificate):
-// config.stateDirectory, else $STATE_DIRECTORY (set by systemd's StateDirectory=,
-// possibly a colon-separated list: the first one is ours), else state/ next to svr.js.
-function stateDirectory(config, env = process.env) {
-  if (config && typeof config.stateDirectory === 'string' && config.stateDirectory !== '') {
-    return path.resolve(config.stateDirectory);
-  }
-  if (env.STATE_DIRECTORY) {
-    const first = env.STATE_DIRECTORY.split(':')[0];
-    if (first) return path.resolve(first);
-  }
-  return path.join(SVR_ROOT, 'state');
-}
 
 function selfSignedPaths(config, env) {
   const dir = stateDirectory(config, env);

@@ -3,7 +3,7 @@
 // worker can bind them, report them, and close them when it drains.
 
 const http = require('node:http');
-const { createSecureServer, createRedirectHandler } = require('./tls-context');
+const { createSecureServer } = require('./tls-context');
 
 function serverOptions(config) {
   return {
@@ -20,13 +20,14 @@ function applyTimeouts(server, config) {
   server.requestTimeout = config.requestTimeout;
 }
 
-// handler(req, res, handle?): the worker's entry point; `handle`, when given, answers the
-// request instead of the pipeline (the plain listener's redirect to HTTPS).
-function createListeners(config, handler) {
+// handlers: { site(req, res), httpsRedirect(req, res) }, the worker's entry points. The plain
+// listener of an HTTPS site answers with httpsRedirect unless disableToHTTPSRedirect is set.
+function createListeners(config, handlers) {
   const listeners = [];
+  const handler = handlers.site;
   if (!config.secure || !config.disableNonEncryptedServer) {
-    const redirect = config.secure && !config.disableToHTTPSRedirect ? createRedirectHandler(config) : null;
-    const server = http.createServer(serverOptions(config), redirect ? (req, res) => handler(req, res, redirect) : handler);
+    const redirect = config.secure && !config.disableToHTTPSRedirect;
+    const server = http.createServer(serverOptions(config), redirect ? handlers.httpsRedirect : handler);
     applyTimeouts(server, config);
     listeners.push({ server, port: config.port, scheme: 'http' });
   }

@@ -8,7 +8,6 @@
 //   { key, cert, minVersion, maxVersion?, ciphers?, SNICallback? }
 
 const fs = require('fs');
-const net = require('net');
 const tls = require('tls');
 const https = require('https');
 const http2 = require('http2');
@@ -61,62 +60,6 @@ function loadTlsContext(config) {
     options.SNICallback = (servername, cb) => cb(null, match(servername));
   }
   return options;
-}
-
-// The public HTTPS port used in redirects: spubport, else sport.
-function publicSecurePort(config) {
-  if (config.spubport !== undefined && config.spubport !== null) return Number(config.spubport);
-  if (config.sport !== undefined && config.sport !== null) return Number(config.sport);
-  return 443;
-}
-
-// A Host header we are willing to put into a Location: a DNS name, IPv4, or [IPv6],
-// with an optional port (dropped: the redirect goes to spubport).
-const HOST_RE = /^(?:([a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?)*)\.?|\[([0-9a-f:.]+)\])(?::\d{1,5})?$/i;
-
-function redirectHost(req, config) {
-  // absolute-form ("GET http://host/path"): its authority wins over Host (RFC 9112 §3.2.2)
-  let authority = req.headers.host;
-  if (typeof req.url === 'string' && /^https?:\/\//i.test(req.url)) {
-    try { authority = new URL(req.url).host; } catch { /* keep Host */ }
-  }
-  const m = HOST_RE.exec(String(authority || ''));
-  if (m) {
-    if (m[1]) return m[1].toLowerCase();
-    if (net.isIPv6(m[2])) return '[' + m[2].toLowerCase() + ']';
-  }
-  if (config.domain) return config.domain;
-  const local = req.socket && req.socket.localAddress;
-  if (!local) return 'localhost';
-  if (local.startsWith('::ffff:') && net.isIPv4(local.slice(7))) return local.slice(7);
-  return net.isIPv6(local) ? '[' + local + ']' : local;
-}
-
-// req.url as origin-form (path + query); absolute-form (a proxy-style request line) is reduced to it.
-function originForm(url) {
-  if (typeof url !== 'string' || url === '') return '/';
-  if (url.startsWith('/')) return url;
-  try {
-    const u = new URL(url);
-    if (u.protocol === 'http:' || u.protocol === 'https:') return u.pathname + u.search;
-  } catch { /* fall through */ }
-  return '/';
-}
-
-// Handler for the plain listener when HTTPS is on: 301 to the same host, path and query on https.
-function createRedirectHandler(config) {
-  const port = publicSecurePort(config);
-  const portPart = port === 443 ? '' : ':' + port;
-  return function redirectToHttps(req, res) {
-    const location = 'https://' + redirectHost(req, config) + portPart + originForm(req.url);
-    const body = '<!DOCTYPE html>\n<html><head><title>301 Moved Permanently</title></head>' +
-      '<body><h1>301 Moved Permanently</h1><p>This site is served over HTTPS.</p></body></html>\n';
-    res.statusCode = 301;
-    res.setHeader('Location', location);
-    res.setHeader('Content-Type', 'text/html; charset=utf-8');
-    res.setHeader('Content-Length', Buffer.byteLength(body));
-    res.end(req.method === 'HEAD' ? undefined : body);
-  };
 }
 
 // HTTP/1.1 connection-level headers, which HTTP/2 forbids (RFC 9113 §8.2.2).
@@ -214,7 +157,5 @@ module.exports = {
   certificateFiles,
   sniMatcher,
   createSecureServer,
-  createRedirectHandler,
   secureHandler,
-  publicSecurePort,
 };

@@ -1,7 +1,7 @@
 'use strict';
 // One renderer for every error status (stage 6 of the pipeline).
 //
-// createErrorPages(config, context) -> sendError(req, res, status, { extName, error, headers })
+// createErrorPages(site) -> sendError(req, res, status, { extName, error, headers })
 //   - built-in pages are precomputed per status when the worker starts;
 //   - custom pages (`errorPages: [{scode, path}]`, `page404`, paths relative to wwwroot) are read
 //     once at start (and on reload), never per request;
@@ -11,11 +11,11 @@
 //   - clients whose Accept prefers JSON get `{"error":{"status","message","description"}}`.
 // It never throws: if the response has already started it destroys the response instead.
 
-const { appendVary } = require('./response-headers');
 const fs = require('fs');
 const path = require('path');
 const http = require('http');
-const { serverString } = require('../product');
+const { appendVary } = require('../http/headers');
+const { escapeHTML, prefersJSON, pageHead } = require('../http/html');
 
 const MAX_CUSTOM_PAGE = 1024 * 1024;
 
@@ -50,11 +50,6 @@ const DESCRIPTIONS = {
   505: 'The HTTP version of the request is not supported.',
 };
 
-const ESCAPES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-function escapeHTML(s) {
-  return String(s).replace(/[&<>"']/g, (c) => ESCAPES[c]);
-}
-
 // SVR.JS obfuscates the address a little on error pages: a.b@c.d -> a[dot]b[at]c[dot]d
 function obfuscateEmail(email) {
   return String(email).replace(/\./g, '[dot]').replace(/@/g, '[at]');
@@ -64,31 +59,13 @@ function reason(status) {
   return http.STATUS_CODES[status] || 'Error';
 }
 
-const STYLE = 'body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;' +
-  'color:#222;background:#f6f7f9}main{max-width:42rem;margin:10vh auto;padding:2rem 2.5rem;' +
-  'background:#fff;border:1px solid #e2e5ea;border-radius:8px}h1{margin:0 0 .5rem;font-size:1.6rem}' +
-  'p{margin:.5rem 0}pre{overflow:auto;padding:.75rem;background:#f1f2f4;border-radius:4px;font-size:.85rem}' +
-  'footer{margin-top:1.5rem;padding-top:.75rem;border-top:1px solid #eee;color:#777;font-size:.85rem}' +
-  '@media (prefers-color-scheme:dark){body{background:#16181c;color:#ddd}main{background:#1f2227;' +
-  'border-color:#333}pre{background:#2a2d33}footer{border-color:#333;color:#999}}';
-
-// Accept prefers JSON: it mentions application/json (or +json) and does not list text/html first.
-function wantsJSON(req) {
-  const accept = req.headers && req.headers.accept;
-  if (!accept || accept.indexOf('json') === -1) return false;
-  const j = accept.search(/application\/(?:[\w.+-]*\+)?json/i);
-  if (j === -1) return false;
-  const h = accept.search(/text\/html/i);
-  return h === -1 || j < h;
-}
-
-function createErrorPages(config, context) {
-  const log = (context && context.log) || { warn() {}, error() {}, info() {} };
-  const server = serverString(config.exposeServerVersion === true);
+function createErrorPages(site) {
+  const { config, log } = site;
+  const server = site.serverName;
   const showMods = config.exposeModsInErrorPages === true;
   const stackHidden = config.stackHidden !== false;
   const contactHTML = escapeHTML(obfuscateEmail(config.serverAdministratorEmail || '[no contact information]'));
-  const root = config.wwwroot;
+  const root = site.root;
 
   // --- custom pages, read once now -------------------------------------------------------------
   const custom = new Map(); // status -> template string (may contain SVR.JS placeholders)
@@ -123,9 +100,7 @@ function createErrorPages(config, context) {
     if (parts) return parts;
     const title = `${status} ${escapeHTML(reason(status))}`;
     const desc = escapeHTML(DESCRIPTIONS[status] || 'An error occurred while handling the request.');
-    const head = '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">' +
-      '<meta name="viewport" content="width=device-width,initial-scale=1">' +
-      `<title>${title}</title><style>${STYLE}</style></head>\n<body><main><h1>${title}</h1><p>${desc}</p>`;
+    const head = `${pageHead(title)}<h1>${title}</h1><p>${desc}</p>`;
     const contact = status >= 500
       ? `<p>If the problem persists, contact the server administrator at ${contactHTML}.</p>` : '';
     parts = {
@@ -182,7 +157,7 @@ function createErrorPages(config, context) {
       const parts = pageParts(status);
       let body;
       let type;
-      if (wantsJSON(req)) {
+      if (prefersJSON(req)) {
         const err = Object.assign({}, parts.json);
         const stack = stackText(opts.error);
         if (stack) err.stack = stack;
@@ -216,4 +191,4 @@ function createErrorPages(config, context) {
   return sendError;
 }
 
-module.exports = { createErrorPages, escapeHTML, wantsJSON, DESCRIPTIONS };
+module.exports = { createErrorPages, DESCRIPTIONS };

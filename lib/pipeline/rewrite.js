@@ -16,34 +16,9 @@
 
 const fs = require('fs');
 const path = require('path');
-const { sanitizeTarget } = require('./sanitize');
+const { sanitizeTarget, splitTarget } = require('../http/target');
+const { compileHostPattern } = require('../http/host');
 const { compileRegexString } = require('../config/regex-string');
-
-function compileHost(host) {
-  if (host === undefined || host === null || host === '*') return null;
-  const h = String(host).toLowerCase();
-  const withPort = h.includes(':') && !h.startsWith('[');
-  if (h.startsWith('*.')) {
-    const domain = h.slice(2);
-    return { withPort, test: (v) => v === domain || v.endsWith('.' + domain) };
-  }
-  return { withPort, test: (v) => v === h };
-}
-
-function hostValue(req, withPort) {
-  let h = String((req.headers && (req.headers.host || req.headers[':authority'])) || '').toLowerCase();
-  if (!withPort) {
-    if (h.startsWith('[')) {
-      const end = h.indexOf(']');
-      h = end === -1 ? h : h.slice(0, end + 1);
-    } else {
-      const colon = h.indexOf(':');
-      if (colon !== -1) h = h.slice(0, colon);
-    }
-  }
-  if (h.endsWith('.')) h = h.slice(0, -1);
-  return h;
-}
 
 // Returns { rules, errors }; errors name the key path.
 function compileRewriteMap(rewriteMap) {
@@ -76,7 +51,7 @@ function compileRewriteMap(rewriteMap) {
     rules.push({
       defining,
       replacements,
-      host: compileHost(entry.host),
+      host: compileHostPattern(entry.host),
       isNotFile: entry.isNotFile === true,
       isNotDirectory: entry.isNotDirectory === true,
       append: typeof entry.append === 'string' ? entry.append : '',
@@ -95,30 +70,31 @@ function statKind(file) {
   });
 }
 
-function createRewriter(config, { sendError }) {
-  const { rules, errors } = compileRewriteMap(config.rewriteMap);
-  if (errors.length) {
-    const err = new Error(errors.join('\n'));
-    err.configErrors = errors;
-    throw err;
-  }
-  if (rules.length === 0) return null;
-  const root = config.wwwroot;
+// The path's kind, looked up only when a rule asks (isNotFile / isNotDirectory).
+function statKind(file) {
+  return new Promise((resolve) => {
+    fs.stat(file, (err, st) => {
+      if (err) resolve(null);
+      else resolve(st.isFile() ? 'file' : st.isDirectory() ? 'directory' : 'other');
+    });
+  });
+}
 
-  // Resolves true when the request goes on, false when it was answered (403).
-  return async function rewrite(req, res) {
+// The rules were validated with the config ("svr-regex" in the schema), so compiling cannot fail
+// here; if it ever did, the worker refuses to start with the key path.
+function createRewriteStage(site) {
+  const { rules, errors } = compileRewriteMap(site.config.rewriteMap);
+  if (errors.length) throw new Error(errors.join('\n'));
+  if (rules.length === 0) return null;
+  const { root, sendError } = site;
+
+  return async function rewrite(req, res, next) {
     const url = req.url;
     let kind; // stat of the current path, looked up at most once and only if a rule needs it
     for (let i = 0; i < rules.length; i++) {
       const rule = rules[i];
-      if (rule.host && !rule.host.test(hostValue(req, rule.host.withPort))) continue;
-      let input = url;
-      if (!rule.allowDoubleSlashes) {
-        // the path is already collapsed by sanitizing; collapse the path part only, never the query
-        const q = input.indexOf('?');
-        const p = q === -1 ? input : input.slice(0, q);
-        if (p.indexOf('//') !== -1) input = p.replace(/\/{2,}/g, '/') + (q === -1 ? '' : input.slice(q));
-      }
+      if (rule.host !== null && !rule.host(req)) continue;
+      const input = rule.allowDoubleSlashes ? url : collapseSlashes(url);
       rule.defining.lastIndex = 0;
       if (!rule.defining.test(input)) continue;
       if (rule.isNotFile || rule.isNotDirectory) {
@@ -126,26 +102,32 @@ function createRewriter(config, { sendError }) {
         if (rule.isNotFile && kind === 'file') continue;
         if (rule.isNotDirectory && kind === 'directory') continue;
       }
-      let out = input;
-      for (const r of rule.replacements) {
-        r.regex.lastIndex = 0;
-        out = out.replace(r.regex, r.replacement);
-      }
-      out += rule.append;
-      if (out[0] !== '/') out = '/' + out;
-      const result = sanitizeTarget(out);
-      if (!result.ok) {
-        sendError(req, res, 403);
-        return false;
-      }
+      const result = sanitizeTarget(applyRule(rule, input));
+      if (!result.ok) return sendError(req, res, 403); // malformed, or climbs above the root
       req.url = result.href + result.search;
       req.svr.pathname = result.pathname;
       req.svr.url = req.url;
       req.svr.rewritten = true;
-      return true;
+      return next();
     }
-    return true;
+    return next();
   };
 }
 
-module.exports = { compileRewriteMap, createRewriter, compileHost };
+// The path is already collapsed by sanitizing; this collapses the path part only, never the query.
+function collapseSlashes(url) {
+  const { path: p, search } = splitTarget(url);
+  return p.indexOf('//') === -1 ? url : p.replace(/\/{2,}/g, '/') + search;
+}
+
+function applyRule(rule, input) {
+  let out = input;
+  for (const r of rule.replacements) {
+    r.regex.lastIndex = 0;
+    out = out.replace(r.regex, r.replacement);
+  }
+  out += rule.append;
+  return out[0] === '/' ? out : '/' + out;
+}
+
+module.exports = { compileRewriteMap, createRewriteStage };

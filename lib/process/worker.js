@@ -8,9 +8,7 @@ const log = require('../log');
 const accessLog = require('../access-log');
 const { createPipeline } = require('../pipeline');
 const { createListeners } = require('../net/listeners');
-const { prepareScripting } = require('../pipeline/scripting');
 const { installCrashHandlers } = require('../request-context');
-const { version } = require('../../package.json');
 
 // Errors on listen that no restart can fix: the primary stops with the message instead of looping.
 const FATAL_LISTEN_ERRORS = {
@@ -31,20 +29,22 @@ class Worker {
     this.draining = false;
     this.configFile = configFile;
     this.build(config);
-    this.listeners = createListeners(config, (req, res, handle) => this.onRequest(req, res, handle));
+    this.listeners = createListeners(config, {
+      site: (req, res) => this.onRequest(req, res, this.pipeline.handle),
+      httpsRedirect: (req, res) => this.onRequest(req, res, this.pipeline.httpsRedirect),
+    });
   }
 
-  // The per-config parts, built once; a single-threaded reload builds them again.
-  // Mods and serverSideScript.js are loaded here, before the pipeline, so that a mod that
-  // cannot load fails the start (or the reload) with its own message.
+  // The per-config parts, built once; a single-threaded reload builds them again. The pipeline
+  // loads the mods and serverSideScript.js, so a mod that cannot load fails the start (or the
+  // reload) with its own message.
   build(config) {
-    const scripting = this.disableMods ? null : prepareScripting(config, { log });
-    this.handle = createPipeline(config, { log, configFile: this.configFile, version, createScripting: scripting && scripting.createScripting });
+    this.pipeline = createPipeline(config, { log, configFile: this.configFile, disableMods: this.disableMods });
     this.logRequest = accessLog.createAccessLog(config);
   }
 
-  // handle: what answers the request; the pipeline unless the listener says otherwise.
-  onRequest(req, res, handle = this.handle) {
+  // handle: what answers the request (the site's pipeline, or the plain port's HTTPS redirect).
+  onRequest(req, res, handle) {
     if (this.logRequest) this.logRequest(req, res);
     // Sockets are tracked as accepted; over TLS req.socket is the TLS socket wrapping it
     // (for HTTP/2, a proxy of it), whose _parent is the accepted one.

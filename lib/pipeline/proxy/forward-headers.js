@@ -8,7 +8,6 @@
 // else they are replaced, so a client cannot forge its address. Then the rule's set/remove edits.
 // From the upstream: its headers minus the hop-by-hop ones, then the rule's response edits.
 
-const { requestHost } = require('../../http/host');
 const { plainAddress } = require('../../http/trusted-proxies');
 
 const HOP_BY_HOP = new Set([
@@ -39,7 +38,7 @@ function upstreamRequestHeaders(req, rule, target, ctx) {
   const peer = plainAddress(req.socket && req.socket.remoteAddress);
   const trusted = peer !== '' && ctx.isTrusted(peer);
   const proto = isEncrypted(req) ? 'https' : 'http';
-  const host = requestHost(req, true);
+  const host = String(incoming.host || incoming[':authority'] || '');
   const keep = (name) => (trusted && incoming[name] ? String(incoming[name]) : null);
 
   headers['x-forwarded-for'] = appendTo(keep('x-forwarded-for'), peer);

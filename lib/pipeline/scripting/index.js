@@ -2,14 +2,13 @@
 // Stage 4 of the pipeline: server-side JavaScript. Mods in file-name order, then
 // serverSideScript.js, then (via next) the static stage.
 //
-//   prepareScripting(config, { log }) -> null | { mods, script, scriptFile, createScripting }
-//     Loads the mods and compiles the script once (a worker calls it at start; a reload builds
-//     a new worker). Throws ModLoadError / ScriptLoadError naming the file. Returns null when
+//   createScriptingStage(site) -> null | scripting(req, res, next)
+//     Loads the mods and compiles the script once (when a worker builds its pipeline, at start
+//     and on a reload). Throws ModLoadError / ScriptLoadError naming the file. Returns null when
 //     there is neither a mod nor a script, so the pipeline runs without this stage.
-//   createScripting({ sendError }) -> scripting(req, res, next)   (the pipeline's seam)
 //
 // A request gets, before the first mod runs: req.parsedURL, req.originalParsedURL (frozen
-// url.parse-style objects with a `query` object), req.authUser (lib/basic-auth.js); res.error(code[, extName][,
+// url.parse-style objects with a `query` object), req.authUser (SVR.JS's name for req.svr.user, lib/pipeline/access/credentials.js); res.error(code[, extName][,
 // error][, headers]), res.redirect(dest[, isTemporary][, keepMethod][, headers]),
 // res.responseEnd(body), res.head, res.foot. Errors: a synchronous throw or a rejected promise of
 // a mod, or a throw of the script, becomes a 500 for that request only (the mod's name/version
@@ -20,17 +19,18 @@ const fs = require('node:fs');
 const http = require('node:http');
 const path = require('node:path');
 const querystring = require('node:querystring');
-const { loadMods, modsDirectory, INSTALL_DIR } = require('./mods');
+const { loadMods } = require('./mods');
 const { compileServerSideScript, scriptPath, SCRIPT_NAME } = require('./legacy-script');
 const { createParsePostData } = require('./post-data');
-const { createAuthenticator } = require('../auth');
-const { requestContext, describe } = require('../../request-context');
-const { serverString } = require('../../product');
-const { version } = require('../../../package.json');
+const { createAuthenticator } = require('../access/credentials');
+const { headersFor } = require('../site');
+const { requestContext, describeError } = require('../../request-context');
+const { version, INSTALL_DIR, modsDirectory } = require('../../product');
 
 const DEFAULT_PAGE = 'index.html';
 
-function prepareScripting(config, { log }) {
+function createScriptingStage(site) {
+  const { config, log } = site;
   const mods = loadMods(modsDirectory(config), { required: typeof config.modsDirectory === 'string' });
   const scriptFile = scriptPath(config, INSTALL_DIR);
   const script = compileServerSideScript(scriptFile);
@@ -41,12 +41,7 @@ function prepareScripting(config, { log }) {
   const loaded = mods.map((mod) => mod.label);
   if (script) loaded.push(scriptFile);
   log.info(`server-side JavaScript: ${loaded.join(', ')}`);
-  return {
-    mods,
-    script,
-    scriptFile,
-    createScripting: ({ sendError }) => createStage(config, { sendError, log }, mods, script),
-  };
+  return createStage(site, mods, script);
 }
 
 // Log functions with SVR.JS's names, on our stderr log, prefixed with who is talking.
@@ -134,11 +129,11 @@ function redirectStatus(isTemporary, keepMethod) {
   return keepMethod ? 308 : 301;
 }
 
-function createStage(config, { sendError, log }, mods, script) {
-  const head = readFirst(config.wwwroot, ['.head', 'head.html']);
-  const foot = readFirst(config.wwwroot, ['.foot', 'foot.html']);
-  const server = serverString(config.exposeServerVersion === true);
-  const configured = config.customHeaders || {};
+function createStage(site, mods, script) {
+  const { config, sendError, log } = site;
+  const head = readFirst(site.root, ['.head', 'head.html']);
+  const foot = readFirst(site.root, ['.foot', 'foot.html']);
+  const server = site.serverName;
   const limit = Number.isInteger(config.maxPostDataSize) ? config.maxPostDataSize : 1048576;
   const users = Array.isArray(config.users) ? config.users : [];
   const page404 = config.page404 === undefined ? '404.html' : config.page404;
@@ -146,14 +141,7 @@ function createStage(config, { sendError, log }, mods, script) {
   const authenticate = createAuthenticator(users);
 
   // The configured headers (Server first) with SVR.JS's {path} filled in for this request.
-  function customHeaders(req) {
-    const headers = { Server: server };
-    for (const [name, value] of Object.entries(configured)) {
-      const fill = (v) => String(v).split('{path}').join(req ? req.url : '{path}');
-      headers[name] = Array.isArray(value) ? value.map(fill) : fill(value);
-    }
-    return headers;
-  }
+  const customHeaders = (req) => headersFor(site, req ? req.url : '{path}');
 
   // One config object per worker, shared by every mod and the script (as SVR.JS 3.x did).
   const sharedConfig = Object.assign({}, config, {
@@ -171,7 +159,7 @@ function createStage(config, { sendError, log }, mods, script) {
   // already started it can only cut the connection, so say what happened here.
   function fail(req, res, status, { extName, error, headers } = {}) {
     if (res.headersSent && error !== undefined) {
-      log.error(`${extName ? `${extName}: ` : ''}${req.method} ${req.url} failed after its response started: ${describe(error)}`);
+      log.error(`${extName ? `${extName}: ` : ''}${req.method} ${req.url} failed after its response started: ${describeError(error)}`);
     }
     sendError(req, res, status, { extName, error, headers });
   }
@@ -295,6 +283,7 @@ function createStage(config, { sendError, log }, mods, script) {
     const state = { req, res, fail: (error) => fail(req, res, 500, { error }) };
     if (authenticate && req.headers.authorization !== undefined) {
       return authenticate(req).then((name) => {
+        req.svr.user = name;
         req.authUser = name;
         requestContext.run(state, run, req, res, next);
       });
@@ -304,4 +293,4 @@ function createStage(config, { sendError, log }, mods, script) {
   };
 }
 
-module.exports = { prepareScripting, urlObject, errorArguments, createLogFacilities };
+module.exports = { createScriptingStage, urlObject, errorArguments, createLogFacilities };

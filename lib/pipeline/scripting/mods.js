@@ -13,8 +13,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 
-const { INSTALL_DIR } = require('../../product');
-const DEFAULT_MODS_DIRECTORY = path.join(INSTALL_DIR, 'mods');
+const { DEFAULT_MODS_DIRECTORY, modsDirectory } = require('../../product');
 
 class ModLoadError extends Error {
   constructor(file, message, cause) {
@@ -23,10 +22,6 @@ class ModLoadError extends Error {
     this.file = file;
     if (cause) this.cause = cause;
   }
-}
-
-function modsDirectory(config) {
-  return (config && typeof config.modsDirectory === 'string') ? config.modsDirectory : DEFAULT_MODS_DIRECTORY;
 }
 
 // The mods in `dir`, sorted by file name (JavaScript's default sort, as SVR.JS does), each as
@@ -181,5 +176,5 @@ function describeValue(value) {
 
 module.exports = {
   listMods, loadMods, collectConfigValidators, readModValidators, modsDirectory, describeError,
-  ModLoadError, DEFAULT_MODS_DIRECTORY, INSTALL_DIR,
+  ModLoadError,
 };

@@ -30,12 +30,11 @@ function serveHandler(...args) {
   return serveHandlerModule(...args);
 }
 const { makeETag, evaluatePreconditions, ifRangeMatches, parseRange } = require('./conditional');
-const { sanitizeTarget, encodePath, ALLOW } = require('../sanitize');
+const { sanitizeTarget, encodePath } = require('../../http/target');
+const { ALLOW } = require('../../http/headers');
 const { createListing } = require('./listing');
 const { createHotPath } = require('./respond');
 const { lstatBeneath } = require('./file-cache');
-const { stateDirectory } = require('../../net/certificate');
-const { INSTALL_DIR } = require('../../product');
 
 const open = promisify(fs.open);
 const fstat = promisify(fs.fstat);
@@ -58,43 +57,17 @@ function gone(res) {
   return res.destroyed || !res.socket || res.socket.destroyed;
 }
 
-function realOrSelf(p) {
-  try { return fs.realpathSync(p); } catch (err) { return path.resolve(p); }
-}
 
-function createStatic(config, context, { sendError }) {
-  const root = config.wwwroot;
-  let realRoot;
-  try {
-    realRoot = fs.realpathSync(root);
-    if (!fs.statSync(realRoot).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
-  } catch (err) {
-    const e = new Error(`wwwroot: ${root} is not a readable directory (${err.code || err.message})`);
-    e.code = 'EBADWWWROOT';
-    throw e;
-  }
+function createStaticStage(site) {
+  const { config, sendError } = site;
+  const realRoot = site.root;
   const allowDotfiles = config.allowDotfiles === true;
   const followSymlinks = config.followSymlinks === true;
   const enableETag = config.enableETag !== false;
   const trailingRedirect = config.disableTrailingSlashRedirects !== true;
   const listingEnabled = config.enableDirectoryListing === true;
   const rootPrefix = realRoot === '/' ? '/' : realRoot + path.sep;
-
-  // The server's own files, never served whatever the web root is.
-  const installDir = INSTALL_DIR;
-  const protectedPaths = [
-    context && context.configFile,
-    config.modsDirectory // absolute from the loader; resolved against the config file's directory just in case
-      ? path.resolve(context && context.configFile ? path.dirname(context.configFile) : installDir, config.modsDirectory)
-      : path.join(installDir, 'mods'),
-    stateDirectory(config), // the generated TLS key lives there, wherever that is
-  ].filter((p) => typeof p === 'string' && p).map(realOrSelf);
-  // svr's own code, when the web root is the installation directory (or above it); a web root
-  // that itself lies inside one of these directories is the admin's explicit choice.
-  for (const name of ['svr.js', 'lib', 'node_modules', 'config', 'package.json', 'package-lock.json']) {
-    const p = realOrSelf(path.join(installDir, name));
-    if (realRoot !== p && !realRoot.startsWith(p + path.sep)) protectedPaths.push(p);
-  }
+  const protectedPaths = site.protectedPaths;
 
   function isProtected(real) {
     if (path.basename(real) === 'serverSideScript.js') return true;
@@ -120,7 +93,7 @@ function createStatic(config, context, { sendError }) {
     return hasDotSegment(path.relative(realRoot, real));
   }
 
-  const listDirectory = createListing(config, context, { isHiddenReal, followSymlinks, realRoot });
+  const listDirectory = createListing(site, { isHiddenReal, followSymlinks, realRoot });
   // Issue 7: files from memory and compressed (lib/hot-path.js); it declines what it does not do.
   const hotPath = createHotPath(config, { sendError, fileHeaders, isHiddenReal });
 
@@ -319,7 +292,7 @@ function createStatic(config, context, { sendError }) {
     }
   }
 
-  // The static stage. Also exported for server-side scripts (issue 4): never rejects.
+  // The static stage: the last one, it answers every request that reaches it; never rejects.
   async function serveStatic(req, res) {
     try {
       if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -350,4 +323,4 @@ function createStatic(config, context, { sendError }) {
   return serveStatic;
 }
 
-module.exports = { createStatic, contentType };
+module.exports = { createStaticStage, contentType };

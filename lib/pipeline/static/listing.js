@@ -11,12 +11,11 @@
 //   prefers JSON; never an absolute server path in either form;
 // - at most MAX_ENTRIES entries are examined per request (the rest is counted, not listed).
 
-const { appendVary } = require('../response-headers');
 const fs = require('fs');
 const path = require('path');
-const { escapeHTML, wantsJSON } = require('../error-pages');
-const { serverString } = require('../../product');
-const { encodePath, encodeSegment } = require('../sanitize');
+const { appendVary } = require('../../http/headers');
+const { escapeHTML, prefersJSON } = require('../../http/html');
+const { encodePath, encodeSegment } = require('../../http/target');
 
 const MAX_ENTRIES = 10000;
 // Case-insensitive, accents after their base letter, numbers by value (file2 before file10).
@@ -57,9 +56,9 @@ const STYLE = 'body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Ro
   '#16181c;color:#ddd}main{background:#1f2227;border-color:#333}th{border-color:#333;color:#aaa}td{' +
   'border-color:#2a2d33}tr:hover td{background:#262a30}a{color:#6cb0ff}td.s,td.m{color:#aaa}}';
 
-function createListing(config, context, { isHiddenReal, followSymlinks, realRoot }) {
-  const allowDotfiles = config.allowDotfiles === true;
-  const footer = escapeHTML(serverString(config.exposeServerVersion === true));
+function createListing(site, { isHiddenReal, followSymlinks, realRoot }) {
+  const allowDotfiles = site.config.allowDotfiles === true;
+  const footer = escapeHTML(site.serverName);
 
   function inside(real) {
     return real === realRoot || real.startsWith(realRoot === '/' ? '/' : realRoot + path.sep);
@@ -103,7 +102,7 @@ function createListing(config, context, { isHiddenReal, followSymlinks, realRoot
     const parent = pathname === '/' ? null : encodePath(pathname.replace(/[^/]*\/$/, ''));
     let body;
     let type;
-    if (wantsJSON(req)) {
+    if (prefersJSON(req)) {
       body = JSON.stringify({
         path: pathname,
         parent,

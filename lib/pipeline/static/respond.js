@@ -24,7 +24,7 @@
 // the same blocking calls from its event loop. The cost: on a hung network file system the worker
 // blocks; the other workers go on serving.
 
-const { appendVary } = require('../response-headers');
+const { appendVary } = require('../../http/headers');
 const fs = require('fs');
 const path = require('path');
 const stream = require('stream');
@@ -161,7 +161,7 @@ function createHotPath(config, { sendError, fileHeaders, isHiddenReal }) {
     if (!cache.fits(e.stats.size)) {
       const rep = encodedRep(d, coding, coding);
       if (answeredWithoutBody(req, res, rep)) return true;
-      return streamFile(res, e.real, e.stats, rep.headers, coding);
+      return streamFile(req, res, e.real, e.stats, rep.headers, coding);
     }
     const kept = keptVariant(e, coding);
     if (kept !== undefined) return sendVariant(req, res, e, d, kept);
@@ -239,11 +239,11 @@ function createHotPath(config, { sendError, fileHeaders, isHiddenReal }) {
         return true;
       }
     }
-    return streamFile(res, file, stats, rep.headers, null);
+    return streamFile(req, res, file, stats, rep.headers, null);
   }
 
   // Streams a file that must still be `expected` when opened, compressed with `coding` (or as it is).
-  async function streamFile(res, file, expected, headers, coding) {
+  async function streamFile(req, res, file, expected, headers, coding) {
     const fd = await openFile(file, 'r');
     let stats;
     try {
@@ -260,8 +260,8 @@ function createHotPath(config, { sendError, fileHeaders, isHiddenReal }) {
     if (transform) {
       delete headers['Content-Length'];
       // No Content-Length for the access log to report: count what the compressor produced.
-      res.svrBodyBytes = 0;
-      transform.on('data', (chunk) => { res.svrBodyBytes += chunk.length; });
+      req.svr.bodyBytes = 0;
+      transform.on('data', (chunk) => { req.svr.bodyBytes += chunk.length; });
     }
     res.writeHead(200, headers);
     const source = fs.createReadStream(file, { fd, autoClose: true });

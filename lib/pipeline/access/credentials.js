@@ -1,11 +1,9 @@
 'use strict';
-// authUser for mods and serverSideScript.js: the name of the account in `users` whose password
-// matches the request's HTTP Basic credentials, else null. Accounts use SVR.JS's format (made by
-// its svrpasswd.js): pass = hex of sha256(password + salt), or with "pbkdf2": true
+// Checks HTTP Basic credentials against `users` (it enforces nothing itself: the access rules and
+// the scripting stage ask it who the user is). Answers the name of the account whose password
+// matches, else null; that name becomes req.svr.user (req.authUser for SVR.JS scripts).
+// Accounts use SVR.JS's format (made by its svrpasswd.js): pass = hex of sha256(password + salt), or with "pbkdf2": true
 // PBKDF2-HMAC-SHA512 (36250 iterations, 64 bytes), or with "scrypt": true scrypt (N=16384, 64 bytes).
-//
-// svr has no 401 rules of its own (SVR.JS's nonStandardCodes): a script or mod that wants a login
-// checks authUser and answers 401 with a WWW-Authenticate header itself.
 //
 // The slow hashes run on libuv's thread pool (crypto.pbkdf2/scrypt), never on the event loop;
 // successful checks are remembered for an hour (as SVR.JS does) so a logged-in client costs one

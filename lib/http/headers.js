@@ -1,0 +1,24 @@
+'use strict';
+// Header helpers every stage may use. Node built-ins only.
+
+// The methods a static resource answers (OPTIONS and 405 responses list them).
+const ALLOW = 'GET, HEAD, OPTIONS';
+
+// Adds a request header name to Vary without dropping what customHeaders or another stage put
+// there (a cache must key on all of them).
+function appendVary(res, name) {
+  const current = res.getHeader('vary');
+  if (current === undefined) return res.setHeader('Vary', name);
+  const text = String(current);
+  const listed = text.split(',').map((token) => token.trim().toLowerCase());
+  if (!listed.includes(name.toLowerCase()) && !listed.includes('*')) res.setHeader('Vary', `${text}, ${name}`);
+}
+
+// "text/html; charset=utf-8" -> "text/html"
+function mediaType(contentType) {
+  if (!contentType) return '';
+  const semi = contentType.indexOf(';');
+  return (semi === -1 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
+}
+
+module.exports = { ALLOW, appendVary, mediaType };

@@ -1,0 +1,28 @@
+'use strict';
+// Runs a list of stages for a request. A stage is `stage(req, res, next)`: it answers the request,
+// or calls next() to pass it on (at once or later). A stage may be async; a throw, a rejected
+// promise or next(error) all go to `onError(req, res, error)`, the one place errors are answered.
+// A stage that finishes synchronously costs no promise.
+
+function runStages(stages, onError) {
+  return function handle(req, res) {
+    let index = 0;
+    const next = (error) => {
+      if (error !== undefined && error !== null) return onError(req, res, error);
+      const stage = stages[index++];
+      if (stage === undefined) return undefined; // the last stage answers; nothing after it
+      try {
+        const result = stage(req, res, next);
+        if (result !== undefined && result !== null && typeof result.then === 'function') {
+          result.then(undefined, (err) => onError(req, res, err));
+        }
+      } catch (err) {
+        onError(req, res, err);
+      }
+      return undefined;
+    };
+    next();
+  };
+}
+
+module.exports = { runStages };

@@ -1,0 +1,91 @@
+'use strict';
+// The per-config facts every stage reads, computed once when a worker builds its pipeline (and
+// again on a reload), never per request:
+//
+//   site.config         the validated config (paths absolute, schema defaults applied)
+//   site.root           the web root's real path (a root that is not a readable directory is refused here)
+//   site.configFile     the config file this came from
+//   site.log            { info, warn, error }
+//   site.serverName     how the server names itself in page footers (version only with exposeServerVersion)
+//   site.headers        { fixed: [[name, value]], withPath: [[name, value]] }: Server and customHeaders,
+//                       split into the ones sent as they are and the ones with SVR.JS's `{path}`
+//   site.protectedPaths real paths never served whatever the web root is: the config file, the mods
+//                       and state directories, svr's own code when the root contains it
+//   site.sendError      set by the pipeline once the error pages are built (stage 6)
+
+const fs = require('node:fs');
+const path = require('node:path');
+const { serverString, INSTALL_DIR, stateDirectory, modsDirectory } = require('../product');
+
+const noopLog = { info() {}, warn() {}, error() {} };
+// svr's own code, hidden when the web root is the installation directory (or above it).
+const OWN_FILES = ['svr.js', 'lib', 'node_modules', 'config', 'package.json', 'package-lock.json'];
+
+function createSite(config, { log = noopLog, configFile } = {}) {
+  const root = realRoot(config.wwwroot);
+  return {
+    config,
+    root,
+    configFile,
+    log,
+    serverName: serverString(config.exposeServerVersion === true),
+    headers: compileHeaders(config),
+    protectedPaths: protectedPaths(config, configFile, root),
+    sendError: null,
+  };
+}
+
+function realRoot(wwwroot) {
+  try {
+    const real = fs.realpathSync(wwwroot);
+    if (!fs.statSync(real).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+    return real;
+  } catch (err) {
+    const e = new Error(`wwwroot: ${wwwroot} is not a readable directory (${err.code || err.message})`);
+    e.code = 'EBADWWWROOT';
+    throw e;
+  }
+}
+
+// Server first (customHeaders may override it, as SVR.JS allows), then customHeaders in order.
+function compileHeaders(config) {
+  const fixed = [['Server', serverString(config.exposeServerVersion === true)]];
+  const withPath = [];
+  for (const [name, value] of Object.entries(config.customHeaders || {})) {
+    const text = String(value);
+    if (name.toLowerCase() === 'server') fixed[0] = ['Server', text];
+    else if (text.includes('{path}')) withPath.push([name, text]);
+    else fixed.push([name, text]);
+  }
+  return { fixed, withPath };
+}
+
+// SVR.JS's `{path}` placeholder, filled with the request's URL.
+function fillPath(value, url) {
+  return value.split('{path}').join(url);
+}
+
+// Every configured header with `{path}` filled for `url` (what scripts' getCustomHeaders() returns).
+function headersFor(site, url) {
+  const out = {};
+  for (const [name, value] of site.headers.fixed) out[name] = value;
+  for (const [name, value] of site.headers.withPath) out[name] = fillPath(value, url);
+  return out;
+}
+
+function realOrSelf(p) {
+  try { return fs.realpathSync(p); } catch { return path.resolve(p); }
+}
+
+function protectedPaths(config, configFile, root) {
+  const paths = [configFile, modsDirectory(config), stateDirectory(config)]
+    .filter((p) => typeof p === 'string' && p !== '').map(realOrSelf);
+  // A web root that itself lies inside one of svr's own directories is the admin's explicit choice.
+  for (const name of OWN_FILES) {
+    const p = realOrSelf(path.join(INSTALL_DIR, name));
+    if (root !== p && !root.startsWith(p + path.sep)) paths.push(p);
+  }
+  return paths;
+}
+
+module.exports = { createSite, fillPath, headersFor };
