@@ -4,6 +4,9 @@
 
 const http = require('node:http');
 const { createSecureServer } = require('./tls-context');
+const { requireProxyProtocol } = require('./proxy-protocol');
+const { compileTrustedProxies } = require('../http/trusted-proxies');
+const log = require('../log');
 
 function serverOptions(config) {
   return {
@@ -29,14 +32,24 @@ function createListeners(config, handlers) {
     const redirect = config.secure && !config.disableToHTTPSRedirect;
     const server = http.createServer(serverOptions(config), redirect ? handlers.httpsRedirect : handler);
     applyTimeouts(server, config);
+    expectProxyHeader(server, config, 'http');
     listeners.push({ server, port: config.port, scheme: 'http' });
   }
   if (config.secure) {
     const { server, drain, reload } = createSecureServer(config, handler, serverOptions(config));
     applyTimeouts(server, config);
+    expectProxyHeader(server, config, 'https');
     listeners.push({ server, port: config.sport, scheme: 'https', drain, reload });
   }
   return listeners;
+}
+
+// acceptProxyProtocol: true (both listeners) or { http, https }.
+function expectProxyHeader(server, config, scheme) {
+  const wanted = config.acceptProxyProtocol;
+  if (wanted !== true && !(wanted && wanted[scheme] === true)) return;
+  const { isTrusted } = compileTrustedProxies(config.trustedProxies);
+  requireProxyProtocol(server, { isTrusted, timeoutMs: config.headersTimeout || 60000, log });
 }
 
 module.exports = { createListeners, serverOptions, applyTimeouts };
