@@ -29,10 +29,11 @@ async function exchange(port, bytes) {
   const socket = net.connect(port, '127.0.0.1');
   const chunks = [];
   socket.on('data', (c) => chunks.push(c));
-  socket.on('error', () => {});
+  socket.on('error', () => {}); // a reset is how a refused connection ends
+  const closed = new Promise((resolve) => socket.once('close', resolve));
   await once(socket, 'connect');
   for (const part of [].concat(bytes)) socket.write(part);
-  await once(socket, 'close');
+  await closed;
   return Buffer.concat(chunks).toString();
 }
 
