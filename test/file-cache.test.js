@@ -226,11 +226,10 @@ describe('FileCache (unit)', () => {
   });
 });
 
-describe('hot path with a file that has not settled (unit)', () => {
-  const { createHotPath } = require('../lib/pipeline/static/respond');
-  const { contentType } = require('../lib/pipeline/static');
+describe('a file response for a file that has not settled (unit)', () => {
+  const { createResponder } = require('../lib/pipeline/static/respond');
   let dir;
-  before(() => { dir = makeTempDir('svr-hot-path-'); });
+  before(() => { dir = makeTempDir('svr-respond-'); });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   function fakeRes() {
@@ -239,7 +238,7 @@ describe('hot path with a file that has not settled (unit)', () => {
       headersSent: false, status: 0, body: null,
       getHeader: (n) => headers[n.toLowerCase()],
       setHeader: (n, v) => { headers[n.toLowerCase()] = v; },
-      writeHead(status, h) { this.status = status; Object.assign(this.headers, h); this.headersSent = true; },
+      writeHead(status, h) { this.status = status; Object.assign(this.headers, h); this.headersSent = true; return this; },
       end(body) { this.body = body; },
       headers,
     };
@@ -248,11 +247,8 @@ describe('hot path with a file that has not settled (unit)', () => {
   test('is read on every request, but compressed again only when its bytes change', async () => {
     const file = path.join(dir, 'fresh.js');
     fs.writeFileSync(file, 'let a = 1;\n'.repeat(300));
-    const hot = createHotPath({ enableCompression: true, dontCompress: [] }, {
-      sendError: () => assert.fail('no error expected'),
-      fileHeaders: (real, stats) => ({ 'Content-Type': contentType(real), 'Last-Modified': stats.mtime.toUTCString(), ETag: `"${stats.size}-${stats.mtimeMs}"` }),
-      isHiddenReal: () => false,
-    });
+    const config = { enableCompression: true, dontCompress: [], fileCacheMaxBytes: 1 << 25, fileCacheMaxFileSize: 1 << 20 };
+    const hot = createResponder({ config, sendError: () => assert.fail('no error expected') }, { isHidden: () => false });
     let compressions = 0;
     const compress = hot.compression.compress;
     hot.compression.compress = (...args) => { compressions++; return compress(...args); };
@@ -263,8 +259,8 @@ describe('hot path with a file that has not settled (unit)', () => {
     hot.cache.readFile = async (p) => ({ data: (await readFile(p)).data, stats: first });
     const get = async () => {
       const res = fakeRes();
-      const req = { method: 'GET', headers: { 'accept-encoding': 'br' } };
-      assert.equal(await hot.serve(req, res, file, 'fresh.js', first), true);
+      const req = { method: 'GET', headers: { 'accept-encoding': 'br' }, svr: {} };
+      await hot.respond(req, res, { real: file, rel: 'fresh.js', stats: first });
       assert.equal(res.status, 200);
       return zlib.brotliDecompressSync(res.body).toString();
     };

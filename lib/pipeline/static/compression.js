@@ -1,6 +1,6 @@
 'use strict';
 // Content coding for static files (issue 7): which responses may be compressed, which coding a
-// client accepts, and the compressors. No HTTP plumbing here; lib/hot-path.js applies it.
+// client accepts, and the compressors. No HTTP plumbing here; respond.js applies it.
 //
 //   createCompression(config) -> null when enableCompression is false, else {
 //     negotiate(acceptEncoding) -> 'br' | 'gzip' | null (identity)

@@ -1,7 +1,6 @@
 'use strict';
 // Validators, conditional requests and byte ranges for static files (RFC 9110 §8.8, §13, §14).
-// serve-handler only knows an exact If-None-Match string and answers a malformed Range with a 416
-// that streams the whole file, so this layer decides everything before a file is opened.
+// respond.js calls these once per response, for the representation it chose.
 
 // Quoted strong ETag from the file's identity and times: no file read, and it changes whenever
 // the file does — including a same-size file renamed over it with its mtime kept (rsync -t,

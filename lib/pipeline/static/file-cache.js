@@ -25,7 +25,6 @@
 // charge per entry. A file larger than maxFileSize is never read into memory.
 
 const fs = require('fs');
-const path = require('path');
 
 const ENTRY_OVERHEAD = 1024; // bytes charged per entry: stats, headers, bookkeeping
 const DEFAULT_SETTLE_MS = 2000;
@@ -183,21 +182,4 @@ async function readWhole(path) {
   }
 }
 
-// The lstat of root/rel, checking that no component below root is a symlink (null if one is).
-// rel: a normalised relative path with '/' separators ('' = root). Throws the fs error otherwise
-// (ENOENT, ENOTDIR, EACCES...). Synchronous, like the rest of the hot path.
-function lstatBeneath(root, rel) {
-  if (rel === '') return fs.statSync(root);
-  let at = root;
-  let from = 0;
-  for (;;) {
-    const slash = rel.indexOf('/', from);
-    at += path.sep + (slash === -1 ? rel.slice(from) : rel.slice(from, slash));
-    const stats = fs.lstatSync(at);
-    if (stats.isSymbolicLink()) return null;
-    if (slash === -1) return stats;
-    from = slash + 1;
-  }
-}
-
-module.exports = { FileCache, sameFile, lstatBeneath, DEFAULT_SETTLE_MS };
+module.exports = { FileCache, sameFile, DEFAULT_SETTLE_MS };

@@ -1,6 +1,5 @@
 'use strict';
-// Directory listing (`enableDirectoryListing`). Our own page: serve-handler's listing sorts wrongly,
-// shows no dates, does not URL-encode hrefs and leaks absolute paths in its JSON form.
+// Directory listing (`enableDirectoryListing`).
 //
 // - directories first, then files, each group sorted case-insensitively;
 // - hidden: dotfiles (unless allowDotfiles), the server's own files, symlinks that are not followed
@@ -14,7 +13,7 @@
 const fs = require('fs');
 const path = require('path');
 const { appendVary } = require('../../http/headers');
-const { escapeHTML, prefersJSON } = require('../../http/html');
+const { escapeHTML, prefersJSON, pageHead } = require('../../http/html');
 const { encodePath, encodeSegment } = require('../../http/target');
 
 const MAX_ENTRIES = 10000;
@@ -56,7 +55,9 @@ const STYLE = 'body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Ro
   '#16181c;color:#ddd}main{background:#1f2227;border-color:#333}th{border-color:#333;color:#aaa}td{' +
   'border-color:#2a2d33}tr:hover td{background:#262a30}a{color:#6cb0ff}td.s,td.m{color:#aaa}}';
 
-function createListing(site, { isHiddenReal, followSymlinks, realRoot }) {
+function createListing(site, { isHidden }) {
+  const realRoot = site.root;
+  const followSymlinks = site.config.followSymlinks === true;
   const allowDotfiles = site.config.allowDotfiles === true;
   const footer = escapeHTML(site.serverName);
 
@@ -75,7 +76,7 @@ function createListing(site, { isHiddenReal, followSymlinks, realRoot }) {
         real = fs.realpathSync.native(full);
         if (!inside(real)) return null;
       }
-      if (isHiddenReal(real)) return null;
+      if (isHidden(real)) return null;
       const st = fs.statSync(real);
       const isDir = st.isDirectory();
       if (!isDir && !st.isFile()) return null;
@@ -133,9 +134,7 @@ function createListing(site, { isHiddenReal, followSymlinks, realRoot }) {
       if (truncated) {
         rows.push(`<tr><td class="empty" colspan="3">${truncated} more entries not shown.</td></tr>`);
       }
-      body = '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">' +
-        '<meta name="viewport" content="width=device-width,initial-scale=1">' +
-        `<title>${title}</title><style>${STYLE}</style></head>\n<body><main><h1>${title}</h1>\n` +
+      body = `${pageHead(title, STYLE)}<h1>${title}</h1>\n` +
         '<table><thead><tr><th>Name</th><th class="s">Size</th><th class="m">Modified (UTC)</th></tr></thead>\n<tbody>\n' +
         rows.join('\n') + `\n</tbody></table><footer>${footer}</footer></main></body></html>\n`;
       type = 'text/html; charset=utf-8';

@@ -1,277 +1,313 @@
 'use strict';
-// The fast way to answer GET and HEAD for a regular file (issue 7): from memory, and compressed
-// when the client accepts it. lib/static.js calls it once it has resolved and stat'ed the file:
+// One path for every file response, in nginx's order:
+//   1. choose the representation: identity, a precompressed sibling (`x.br`, `x.gz`), or the
+//      compressed form (kept in memory when the file is small enough, streamed otherwise);
+//      `Vary: Accept-Encoding` for every compressible file;
+//   2. evaluate the preconditions once, against that representation (412 / 304);
+//   3. HEAD, then Range (identity only: 206 / 416);
+//   4. the body, from memory or from one file descriptor stream, never past the announced length.
 //
-//   const hot = createHotPath(config, { sendError, fileHeaders, isHiddenReal })
-//   await hot.serve(req, res, real, rel, stats) -> true when it answered, false to let the static
-//                                                  layer go on (Range requests, files too large to
-//                                                  keep in memory and not compressed, a file that
-//                                                  changed under us, an error to map to a status)
+//   const respond = createResponder(site, { isHidden })
+//   respond(req, res, { real, rel, stats })   (stats: what the static stage saw; may return a promise)
 //
 // Representations of a compressible file (text-like type, >= 512 bytes, not in dontCompress):
-//   identity             ETag "<etag>"                      Vary: Accept-Encoding
-//   br / gzip on the fly ETag "<etag>-br" / "<etag>-gzip"   compressed once and kept (bounded)
-//   precompressed file   ETag "<etag>-<size>-<mtime>-br"    `<file>.br` / `<file>.gz` next to it,
-//                                                           used only if at least as new as the file
-// Range requests always get identity from the static layer (never a compressed 206) and conditional
-// requests are evaluated against the ETag of the representation this request would get.
-//
-// Why synchronous: lib/static.js resolves a path with fs.realpathSync.native + fs.statSync, and the
-// checks here use fs.lstatSync/fstatSync. On a local file system these are answered from the kernel's
-// dentry and inode caches in about a microsecond each, while an fs.promises call costs a thread-pool
-// round trip and its promise; profiled on a single-threaded worker serving a 1 KiB file, the async
-// realpath+stat took 30% of the main thread and the sync ones 12% (6.9k -> 9.1k req/s). nginx makes
-// the same blocking calls from its event loop. The cost: on a hung network file system the worker
-// blocks; the other workers go on serving.
+//   identity             ETag "<etag>"
+//   br / gzip            ETag "<etag>-br" / "<etag>-gzip"   compressed once and kept (bounded), or
+//                                                           streamed for files too large to keep
+//   precompressed file   ETag "<etag>-<size>-<mtime>-br"    used only if at least as new as the file
+// A file that changes between the static stage's stat and the open is answered as what was opened.
 
+const fs = require('node:fs');
+const path = require('node:path');
+const stream = require('node:stream');
+const mime = require('mime-types');
 const { appendVary } = require('../../http/headers');
-const fs = require('fs');
-const path = require('path');
-const stream = require('stream');
-const { promisify } = require('util');
-const { evaluatePreconditions } = require('./conditional');
+const { makeETag, evaluatePreconditions, ifRangeMatches, parseRange } = require('./conditional');
 const { FileCache, sameFile } = require('./file-cache');
 const { createCompression } = require('./compression');
+const { errorStatus } = require('./resolve');
 
-const openFile = promisify(fs.open);
 const SIBLING_RECHECK_MS = 1000; // a missing .br/.gz is looked for again at most once a second
-const DEFAULT_CACHE_BYTES = 32 * 1024 * 1024;
-const DEFAULT_CACHE_FILE_SIZE = 1024 * 1024;
 
-function addVary(res) {
-  appendVary(res, 'Accept-Encoding');
+function contentType(file) {
+  return mime.contentType(path.basename(file)) || 'application/octet-stream';
 }
 
-// SVR_FILE_CACHE_SETTLE_MS: a test and diagnostics knob (see lib/file-cache.js), not a config key.
+function gone(res) {
+  return res.destroyed || !res.socket || res.socket.destroyed;
+}
+
+function openFile(file) {
+  return new Promise((resolve, reject) => fs.open(file, 'r', (err, fd) => (err ? reject(err) : resolve(fd))));
+}
+
+// SVR_FILE_CACHE_SETTLE_MS: a test and diagnostics knob (see file-cache.js), not a config key.
 function settleMsFromEnv() {
   const value = Number(process.env.SVR_FILE_CACHE_SETTLE_MS);
   return process.env.SVR_FILE_CACHE_SETTLE_MS !== undefined && Number.isFinite(value) && value >= 0 ? value : undefined;
 }
 
-function createHotPath(config, { sendError, fileHeaders, isHiddenReal }) {
+// A precompressed sibling's ETag tail: its own size and mtime, so a new sibling gets a new tag.
+function siblingTail(stats, coding) {
+  return `${stats.size.toString(16)}-${Math.floor(stats.mtimeMs).toString(16)}-${coding}`;
+}
+
+function notModifiedHeaders(etag, lastModified) {
+  return etag ? { 'Last-Modified': lastModified, ETag: etag } : { 'Last-Modified': lastModified };
+}
+
+function createResponder(site, { isHidden }) {
+  const { config, sendError } = site;
+  const enableETag = config.enableETag !== false;
   const compression = createCompression(config);
   const cache = new FileCache({
-    maxBytes: config.fileCacheMaxBytes ?? DEFAULT_CACHE_BYTES,
-    maxFileSize: config.fileCacheMaxFileSize ?? DEFAULT_CACHE_FILE_SIZE,
+    maxBytes: config.fileCacheMaxBytes,
+    maxFileSize: config.fileCacheMaxFileSize,
     settleMs: settleMsFromEnv(),
   });
 
-  // What every response for this version of the file shares, computed once per version.
-  function describe(e, rel) {
-    if (e.describe !== undefined) return e.describe;
-    const base = fileHeaders(e.real, e.stats); // Content-Type, Last-Modified, ETag, ... as the static layer sends them
+  // What every response for one version of a file shares, computed once per version.
+  function fileFacts(entry, rel) {
+    if (entry.facts !== undefined) return entry.facts;
+    const { stats } = entry;
+    const base = {
+      'Content-Type': contentType(entry.real),
+      'Last-Modified': stats.mtime.toUTCString(),
+      'Accept-Ranges': 'bytes',
+      'X-Content-Type-Options': 'nosniff',
+    };
+    const etag = enableETag ? makeETag(stats) : null;
+    if (etag) base.ETag = etag;
     const urlPath = '/' + rel.split(path.sep).join('/');
-    const compressible = compression !== null && compression.isCompressible(base['Content-Type'], urlPath, e.stats.size);
-    const d = {
+    const facts = {
       base,
-      compressible,
-      etag: base.ETag || null,
-      mtime: Math.floor(e.stats.mtimeMs / 1000),
-      identity: { ...base, 'Content-Length': e.stats.size },
-      notModified: notModifiedHeaders(base.ETag, base),
+      etag,
+      mtime: Math.floor(stats.mtimeMs / 1000),
+      compressible: compression !== null && compression.isCompressible(base['Content-Type'], urlPath, stats.size),
       siblings: {}, // coding -> { checkedAt } when none was found
     };
-    e.describe = d;
-    return d;
-  }
-
-  function notModifiedHeaders(etag, base) {
-    const h = { 'Last-Modified': base['Last-Modified'] };
-    if (etag) h.ETag = etag;
-    return h;
+    facts.identity = {
+      coding: null, etag, mtime: facts.mtime,
+      headers: { ...base, 'Content-Length': stats.size },
+      notModified: notModifiedHeaders(etag, base['Last-Modified']),
+      file: entry.real, stats, inMemory: cache.fits(stats.size),
+    };
+    entry.facts = facts;
+    return facts;
   }
 
   // A representation other than identity: its validators and headers.
-  function encodedRep(d, coding, etagTail, length) {
-    const etag = d.etag ? `${d.etag.slice(0, -1)}-${etagTail}"` : null;
-    const headers = { ...d.base, 'Content-Encoding': coding };
+  function encodedRep(facts, coding, etagTail, length) {
+    const etag = facts.etag ? `${facts.etag.slice(0, -1)}-${etagTail}"` : null;
+    const headers = { ...facts.base, 'Content-Encoding': coding };
     delete headers['Accept-Ranges']; // ranges apply to identity only
     if (etag) headers.ETag = etag;
     if (length !== undefined) headers['Content-Length'] = length;
-    return { etag, mtime: d.mtime, headers, notModified: notModifiedHeaders(etag, d.base), data: null };
+    return { coding, etag, mtime: facts.mtime, headers, notModified: notModifiedHeaders(etag, facts.base['Last-Modified']) };
   }
 
-  // Preconditions, then 412 / 304 / HEAD. Returns true when answered.
-  function answeredWithoutBody(req, res, rep) {
-    const pre = evaluatePreconditions(req, rep);
-    if (pre === 412) {
-      sendError(req, res, 412);
-      return true;
+  // 1. The representation this request gets; a promise while a compressed form is being made.
+  function chooseRepresentation(req, res, entry, facts) {
+    if (!facts.compressible) return facts.identity;
+    appendVary(res, 'Accept-Encoding');
+    if (req.headers.range !== undefined && entry.stats.size > 0) return facts.identity;
+    const coding = compression.negotiate(req.headers['accept-encoding']);
+    if (coding === null) return facts.identity;
+    const sibling = findSibling(entry, facts, coding);
+    if (sibling !== null) {
+      const tail = siblingTail(sibling.stats, coding);
+      return { ...encodedRep(facts, coding, tail, sibling.stats.size), file: sibling.file, stats: sibling.stats, inMemory: cache.fits(sibling.stats.size), sibling: true };
     }
-    if (pre === 304) {
-      res.writeHead(304, rep.notModified);
-      res.end();
-      return true;
+    if (!cache.fits(entry.stats.size)) {
+      return { ...encodedRep(facts, coding, coding), file: entry.real, stats: entry.stats, inMemory: false, compressStream: true };
     }
-    if (req.method === 'HEAD') {
-      res.writeHead(200, rep.headers);
-      res.end();
-      return true;
-    }
-    return false;
-  }
-
-  function serve(req, res, real, rel, stats) {
-    if (stats.size > 0 && req.headers.range !== undefined) return false; // identity 206/416 by the static layer
-    const e = cache.entry(real, stats);
-    const d = describe(e, rel);
-    let coding = null;
-    if (d.compressible) {
-      addVary(res);
-      coding = compression.negotiate(req.headers['accept-encoding']);
-    }
-    if (coding !== null) {
-      try {
-        const done = sendEncoded(req, res, e, d, coding);
-        return typeof done === 'boolean' ? done : done.catch((err) => failed(res, err));
-      } catch (err) {
-        return failed(res, err);
-      }
-    }
-    if (!cache.fits(stats.size)) return false; // large and identity: streamed by the static layer
-    return sendIdentity(req, res, e, d);
-  }
-
-  function failed(res, err) {
-    if (!res.headersSent) return false; // the static layer opens the file itself and maps the error
-    res.destroy(); // headers are out: all the client can learn is that the body is cut short
-    return true;
-  }
-
-  function sendIdentity(req, res, e, d) {
-    const rep = { etag: d.etag, mtime: d.mtime, headers: d.identity, notModified: d.notModified };
-    if (answeredWithoutBody(req, res, rep)) return true;
-    const kept = cache.kept(e);
-    if (kept !== undefined) {
-      res.writeHead(200, d.identity);
-      res.end(kept);
-      return true;
-    }
-    return cache.content(e).then((data) => {
-      if (data === null) return false;
-      res.writeHead(200, d.identity);
-      res.end(data);
-      return true;
-    }, (err) => failed(res, err));
-  }
-
-  function sendEncoded(req, res, e, d, coding) {
-    const sibling = findSibling(e, d, coding);
-    if (sibling !== null) return sendSibling(req, res, e, d, coding, sibling);
-    if (!cache.fits(e.stats.size)) {
-      const rep = encodedRep(d, coding, coding);
-      if (answeredWithoutBody(req, res, rep)) return true;
-      return streamFile(req, res, e.real, e.stats, rep.headers, coding);
-    }
-    const kept = keptVariant(e, coding);
-    if (kept !== undefined) return sendVariant(req, res, e, d, kept);
-    return variant(e, d, coding).then((rep) => sendVariant(req, res, e, d, rep));
-  }
-
-  function sendVariant(req, res, e, d, rep) {
-    if (rep === null) return false; // changed while read: the static layer streams identity
-    if (rep.none) return sendIdentity(req, res, e, d); // compression would not make it smaller
-    if (answeredWithoutBody(req, res, rep)) return true;
-    res.writeHead(200, rep.headers);
-    res.end(rep.data);
-    return true;
+    const kept = keptVariant(entry, coding);
+    if (kept !== undefined) return kept.none ? facts.identity : kept;
+    return compressedVariant(entry, facts, coding).then((rep) => (rep === null || rep.none ? facts.identity : rep));
   }
 
   // The compressed form of a file small enough to keep: computed once per content (a compressed
   // form remembers the Buffer it came from), shared by concurrent requests.
-  function keptVariant(e, coding) {
-    const content = cache.kept(e);
+  function keptVariant(entry, coding) {
+    const content = cache.kept(entry);
     if (content === undefined) return undefined;
-    const kept = e.data.get(coding);
+    const kept = entry.data.get(coding);
     return kept !== undefined && kept.value.source === content ? kept.value : undefined;
   }
 
-  function variant(e, d, coding) {
-    const pending = e.pending && e.pending[coding];
+  function compressedVariant(entry, facts, coding) {
+    const pending = entry.pending && entry.pending[coding];
     if (pending) return pending;
-    const work = cache.content(e).then(async (data) => {
-      if (data === null) return null;
-      const kept = e.data.get(coding);
+    const work = cache.content(entry).then(async (data) => {
+      if (data === null) return null; // changed while read: identity, streamed from what is opened
+      const kept = entry.data.get(coding);
       if (kept !== undefined && kept.value.source === data) return kept.value; // same bytes as last read
       const out = await compression.compress(data, coding);
-      const rep = out.length < data.length ? encodedRep(d, coding, coding, out.length) : { none: true };
-      if (!rep.none) rep.data = out;
+      const rep = out.length < data.length
+        ? { ...encodedRep(facts, coding, coding, out.length), data: out, stats: entry.stats }
+        : { none: true };
       rep.source = data;
-      cache.put(e, coding, rep, rep.none ? 0 : out.length);
+      cache.put(entry, coding, rep, rep.none ? 0 : out.length);
       return rep;
     });
-    if (!e.pending) e.pending = {};
-    e.pending[coding] = work;
-    const clear = () => { if (e.pending[coding] === work) e.pending[coding] = null; };
+    if (!entry.pending) entry.pending = {};
+    entry.pending[coding] = work;
+    const clear = () => { if (entry.pending[coding] === work) entry.pending[coding] = null; };
     work.then(clear, clear);
     return work;
   }
 
   // `<file>.br` / `<file>.gz`: a regular file (not a symlink), at least as new as the original.
-  function findSibling(e, d, coding) {
-    const miss = d.siblings[coding];
+  function findSibling(entry, facts, coding) {
+    const miss = facts.siblings[coding];
     const now = Date.now();
     if (miss !== undefined && now - miss.checkedAt < SIBLING_RECHECK_MS) return null;
-    const file = e.real + compression.SIBLING_EXT[coding];
-    let stats;
+    const file = entry.real + compression.SIBLING_EXT[coding];
+    let stats = null;
     try {
       stats = fs.lstatSync(file);
-    } catch (err) {
-      stats = null;
-    }
-    if (stats === null || !stats.isFile() || stats.mtimeMs < e.stats.mtimeMs || isHiddenReal(file)) {
-      d.siblings[coding] = { checkedAt: now };
+    } catch { /* none */ }
+    if (stats === null || !stats.isFile() || stats.mtimeMs < entry.stats.mtimeMs || isHidden(file)) {
+      facts.siblings[coding] = { checkedAt: now };
       return null;
     }
-    d.siblings[coding] = undefined;
+    facts.siblings[coding] = undefined;
     return { file, stats };
   }
 
-  async function sendSibling(req, res, e, d, coding, { file, stats }) {
-    const tail = `${stats.size.toString(16)}-${Math.floor(stats.mtimeMs).toString(16)}-${coding}`;
-    const rep = encodedRep(d, coding, tail, stats.size);
-    if (answeredWithoutBody(req, res, rep)) return true;
-    if (cache.fits(stats.size)) {
-      const data = await cache.siblingContent(e, `file-${coding}`, file, stats);
-      if (data !== null) {
-        res.writeHead(200, rep.headers);
-        res.end(data);
-        return true;
+  // 2 and 3: preconditions, HEAD and Range, in that order; then the body.
+  function answer(req, res, entry, rep, opened) {
+    const pre = evaluatePreconditions(req, rep);
+    if (pre !== 0) {
+      if (pre === 412) sendError(req, res, 412);
+      else res.writeHead(304, rep.notModified).end();
+      return finish(opened);
+    }
+    let range = null;
+    const size = rep.stats.size;
+    if (rep.coding === null && req.method === 'GET' && size > 0 && req.headers.range !== undefined &&
+        ifRangeMatches(req.headers['if-range'], rep)) {
+      range = parseRange(req.headers.range, size);
+      if (range !== null && range.unsatisfiable) {
+        res.writeHead(416, { 'Content-Range': `bytes */${size}`, 'Content-Length': 0, 'Accept-Ranges': 'bytes' }).end();
+        return finish(opened);
       }
     }
-    return streamFile(req, res, file, stats, rep.headers, null);
+    if (req.method === 'HEAD' || size === 0) {
+      res.writeHead(200, rep.headers).end();
+      return finish(opened);
+    }
+    return sendBody(req, res, entry, rep, range, opened);
   }
 
-  // Streams a file that must still be `expected` when opened, compressed with `coding` (or as it is).
-  async function streamFile(req, res, file, expected, headers, coding) {
-    const fd = await openFile(file, 'r');
-    let stats;
-    try {
-      stats = fs.fstatSync(fd);
-    } catch (err) {
-      fs.close(fd, () => {});
-      throw err;
+  function finish(opened) {
+    if (opened) fs.close(opened.fd, () => {});
+  }
+
+  function statusAndHeaders(rep, range) {
+    if (range === null) return [200, rep.headers];
+    return [206, { ...rep.headers, 'Content-Range': `bytes ${range.start}-${range.end}/${rep.stats.size}`, 'Content-Length': range.end - range.start + 1 }];
+  }
+
+  function sendBuffer(res, rep, range, data) {
+    const [status, headers] = statusAndHeaders(rep, range);
+    res.writeHead(status, headers);
+    res.end(range === null ? data : data.subarray(range.start, range.end + 1));
+  }
+
+  // 4. The body: from memory when the representation is (or can be) held there, else streamed.
+  function sendBody(req, res, entry, rep, range, opened) {
+    if (rep.data !== undefined) {
+      sendBuffer(res, rep, range, rep.data);
+      return finish(opened);
     }
-    if (!sameFile(stats, expected)) {
-      fs.close(fd, () => {});
-      return false;
+    if (!opened && rep.inMemory) {
+      const kept = rep.sibling ? undefined : cache.kept(entry);
+      if (kept !== undefined) return sendBuffer(res, rep, range, kept);
+      const reading = rep.sibling
+        ? cache.siblingContent(entry, `file-${rep.coding}`, rep.file, rep.stats)
+        : cache.content(entry);
+      return reading.then((data) => (data === null ? streamBody(req, res, entry, rep, range) : sendBuffer(res, rep, range, data)));
     }
-    const transform = coding ? compression.createStream(coding, stats.size) : null;
-    if (transform) {
-      delete headers['Content-Length'];
-      // No Content-Length for the access log to report: count what the compressor produced.
-      req.svr.bodyBytes = 0;
-      transform.on('data', (chunk) => { req.svr.bodyBytes += chunk.length; });
+    return streamBody(req, res, entry, rep, range, opened);
+  }
+
+  // One descriptor, checked to be the version the answer was decided for; if the file changed
+  // since the stat, the answer is decided again for what was opened.
+  async function streamBody(req, res, entry, rep, range, opened) {
+    if (!opened) {
+      if (gone(res)) return undefined;
+      const fd = await openFile(rep.file);
+      let stats;
+      try {
+        stats = fs.fstatSync(fd);
+      } catch (err) {
+        fs.close(fd, () => {});
+        throw err;
+      }
+      opened = { fd, stats };
+      if (!sameFile(stats, rep.stats)) return respondOpened(req, res, entry, rep, opened);
     }
-    res.writeHead(200, headers);
-    const source = fs.createReadStream(file, { fd, autoClose: true });
+    if (gone(res)) return finish(opened);
+    const [status, headers] = statusAndHeaders(rep, range);
+    const transform = rep.compressStream ? compression.createStream(rep.coding, rep.stats.size) : null;
+    if (transform) countCompressedBytes(req, transform);
+    res.writeHead(status, headers);
+    const start = range === null ? 0 : range.start;
+    const end = range === null ? rep.stats.size - 1 : range.end; // never past what was announced
+    const source = fs.createReadStream(null, { fd: opened.fd, start, end, autoClose: true });
     const done = (err) => { if (err && !res.destroyed) res.destroy(); };
     if (transform) stream.pipeline(source, transform, res, done);
     else stream.pipeline(source, res, done);
-    return true;
+    return undefined;
   }
 
-  return { serve, cache, compression };
+  // No Content-Length for the access log to report: count what the compressor produced.
+  function countCompressedBytes(req, transform) {
+    req.svr.bodyBytes = 0;
+    transform.on('data', (chunk) => { req.svr.bodyBytes += chunk.length; });
+  }
+
+  // The file changed between the stat and the open: decide again for the version that was opened.
+  function respondOpened(req, res, staleEntry, staleRep, opened) {
+    if (!opened.stats.isFile()) {
+      finish(opened);
+      return sendError(req, res, 404);
+    }
+    if (staleRep.sibling) {
+      const facts = fileFacts(staleEntry, staleEntry.rel);
+      const tail = siblingTail(opened.stats, staleRep.coding);
+      const rep = { ...encodedRep(facts, staleRep.coding, tail, opened.stats.size), file: staleRep.file, stats: opened.stats, sibling: true };
+      return answer(req, res, staleEntry, rep, opened);
+    }
+    const entry = cache.entry(staleEntry.real, opened.stats);
+    entry.rel = staleEntry.rel;
+    const facts = fileFacts(entry, entry.rel);
+    const coding = facts.compressible && req.headers.range === undefined ? compression.negotiate(req.headers['accept-encoding']) : null;
+    const rep = coding === null
+      ? { ...facts.identity, inMemory: false }
+      : { ...encodedRep(facts, coding, coding), file: entry.real, stats: opened.stats, compressStream: true };
+    return answer(req, res, entry, rep, opened);
+  }
+
+  function respond(req, res, { real, rel, stats }) {
+    const entry = cache.entry(real, stats);
+    entry.rel = rel;
+    const facts = fileFacts(entry, rel);
+    const rep = chooseRepresentation(req, res, entry, facts);
+    const result = typeof rep.then === 'function'
+      ? rep.then((chosen) => answer(req, res, entry, chosen))
+      : answer(req, res, entry, rep);
+    return result && typeof result.then === 'function' ? result.catch((err) => failed(req, res, err)) : result;
+  }
+
+  function failed(req, res, err) {
+    if (res.headersSent) return res.destroy(); // all the client can learn is that the body is cut short
+    const status = errorStatus(err);
+    return sendError(req, res, status, { error: status === 500 ? err : undefined });
+  }
+
+  return { respond, cache, compression };
 }
 
-module.exports = { createHotPath, addVary };
+module.exports = { createResponder, contentType };
