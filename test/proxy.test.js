@@ -10,6 +10,7 @@ const net = require('node:net');
 const path = require('node:path');
 const { once } = require('node:events');
 const { createProxyStage } = require('../lib/pipeline/proxy');
+const { responseForUpgrade } = require('../lib/http/upgrade');
 const { makeTempDir, request } = require('./helpers');
 const { writePair } = require('./tls-helpers');
 
@@ -55,7 +56,7 @@ async function proxyServer(config) {
     res.setHeader('server', 'svr');
     stage(req, res, () => { res.writeHead(404); res.end('next\n'); });
   });
-  server.on('upgrade', (req, socket, head) => { if (!stage.upgrade(req, socket, head)) socket.destroy(); });
+  server.on('upgrade', (req, socket, head) => server.emit('request', req, responseForUpgrade(req, socket, head)));
   await listen(server);
   server.url = `http://127.0.0.1:${server.address().port}`;
   server.stage = stage;
@@ -268,9 +269,10 @@ test('a large download streams with bounded memory (backpressure)', async () => 
   } finally { closeAll(proxy, up); }
 });
 
-test('WebSocket-style Upgrade: 101 relayed, bytes both ways, close propagates; unmatched is left to the server', async () => {
+test('WebSocket-style Upgrade: 101 relayed, bytes both ways, close propagates; unmatched goes on down the pipeline; refusals and dead upstreams answered', async () => {
   const up = http.createServer();
   up.on('upgrade', (req, socket) => {
+    if (req.url === '/ws-refused') return socket.end('HTTP/1.1 403 Forbidden\r\nContent-Length: 7\r\n\r\nrefused');
     socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: ${req.headers.upgrade}\r\nConnection: Upgrade\r\nX-Seen-For: ${req.headers['x-forwarded-for']}\r\n\r\n`);
     socket.on('data', (data) => {
       if (String(data) === 'bye') socket.end();
@@ -278,7 +280,10 @@ test('WebSocket-style Upgrade: 101 relayed, bytes both ways, close propagates; u
     });
   });
   await listen(up);
-  const proxy = await proxyServer({ proxy: [{ path: '/ws', upstreams: [`http://127.0.0.1:${up.address().port}`] }] });
+  const dead = await listen(net.createServer());
+  const deadUrl = `http://127.0.0.1:${dead.address().port}`;
+  await new Promise((resolve) => dead.close(resolve));
+  const proxy = await proxyServer({ proxy: [{ path: '/ws', upstreams: [`http://127.0.0.1:${up.address().port}`] }, { path: '/dead', upstreams: [deadUrl] }] });
   try {
     const client = net.connect(proxy.address().port, '127.0.0.1');
     await once(client, 'connect');
@@ -291,15 +296,54 @@ test('WebSocket-style Upgrade: 101 relayed, bytes both ways, close propagates; u
     assert.equal(String(echo), 'echo:ping');
     client.write('bye');
     await once(client, 'close');
-    const other = net.connect(proxy.address().port, '127.0.0.1');
-    other.write('GET /nope HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n');
-    await once(other, 'close');
+    assert.match(await rawExchange(proxy, '/nope'), /^HTTP\/1\.1 404 [^]*\r\nConnection: close\r\n[^]*next\n/);
+    assert.match(await rawExchange(proxy, '/ws-refused'), /^HTTP\/1\.1 403 [^]*refused/);
+    assert.match(await rawExchange(proxy, '/dead'), /^HTTP\/1\.1 502 [^]*svr error 502\n/);
   } finally { closeAll(proxy, up); }
 });
+
+async function rawExchange(server, target) {
+  const socket = net.connect(server.address().port, '127.0.0.1');
+  const chunks = [];
+  socket.on('data', (c) => chunks.push(c));
+  socket.write(`GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n`);
+  await once(socket, 'close');
+  return Buffer.concat(chunks).toString();
+}
 
 test('bad upstream URLs are refused at load with the key path', () => {
   assert.throws(() => createProxyStage({ config: { proxy: [{ path: '/', upstreams: ['ftp://x'] }], trustedProxies: [] }, log: quietLog, sendError() {} }),
     /proxy\[0\]\.upstreams\[0\]: expected an http:\/\/, https:\/\/ or unix:\/absolute\/path upstream, found "ftp:\/\/x"/);
   assert.throws(() => createProxyStage({ config: { proxy: [{ path: '/', upstreams: ['http://x'] }], trustedProxies: ['10.0.0.0/40'] }, log: quietLog, sendError() {} }),
     /trustedProxies\[0\]/);
+});
+
+test('through svr itself: proxied paths, WebSocket upgrade, static files for the rest, the access log', async (t) => {
+  const { startServer } = require('./helpers');
+  const up = await echoUpstream('app');
+  up.on('upgrade', (req, socket) => {
+    socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n');
+    socket.on('data', (data) => socket.write(data));
+  });
+  const server = await startServer({
+    config: { proxy: [{ path: '/app/', upstreams: [up.url], stripPrefix: true }] },
+    files: { 'index.html': 'static home' },
+  });
+  t.after(async () => { await server.stop(); closeAll(up); });
+  const proxied = await request(`${server.url}/app/x?y=1`);
+  assert.equal(JSON.parse(proxied.text).url, '/x?y=1');
+  assert.match(proxied.headers.server, /^svr/);
+  assert.equal((await request(`${server.url}/`)).text, 'static home');
+  await server.waitForLog(/"GET \/app\/x\?y=1 HTTP\/1\.1" 200 \d+ /, 'stdout');
+
+  const client = net.connect(server.port, '127.0.0.1');
+  await once(client, 'connect');
+  client.write('GET /app/socket HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n');
+  const [head] = await once(client, 'data');
+  assert.match(String(head), /^HTTP\/1\.1 101 /);
+  client.write('round trip');
+  const [echo] = await once(client, 'data');
+  assert.equal(String(echo), 'round trip');
+  client.destroy();
+  await server.waitForLog(/"GET \/app\/socket HTTP\/1\.1" 101 /, 'stdout');
 });

@@ -2,13 +2,14 @@
 // The request pipeline of a worker: an explicit list of stages, built once per config.
 //
 //   createPipeline(config, { log, configFile, disableMods }) ->
-//     { handle(req, res), httpsRedirect(req, res) }
+//     { site, proxy, handle(req, res), httpsRedirect(req, res) }
 //
 // Every request runs these stages in order; each answers it or calls next() (docs/architecture.md):
 //   serverHeaders   response-headers.js  Server + fixed customHeaders, first thing for every answer
 //   sanitize        sanitize.js          414, 400, 403, OPTIONS *, 301 to the clean URL; fills req.svr
 //   rewrite         rewrite.js           the rewrite map, first match wins, 403 on escape
 //   pathHeaders     response-headers.js  customHeaders with {path}, filled after rewriting
+//   proxy           proxy/               `proxy` rules: forwarded to upstreams (WebSocket upgrades too)
 //   scripting       scripting/           mods in name order, then serverSideScript.js
 //   staticFiles     static/              files, directories, listings
 // Errors from any stage, and every error status, are answered by error-pages.js (sendError).
@@ -20,6 +21,7 @@ const { createErrorPages } = require('./error-pages');
 const { createServerHeadersStage, createPathHeadersStage } = require('./response-headers');
 const { createSanitizeStage } = require('./sanitize');
 const { createRewriteStage } = require('./rewrite');
+const { createProxyStage } = require('./proxy');
 const { createScriptingStage } = require('./scripting');
 const { createStaticStage } = require('./static');
 const { createHttpsRedirectStage } = require('./https-redirect');
@@ -28,11 +30,13 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
   const site = createSite(config, { log, configFile });
   site.sendError = createErrorPages(site);
   const fail = (req, res, error) => site.sendError(req, res, 500, { error });
+  const proxy = createProxyStage(site);
   const stages = [
     createServerHeadersStage(site),
     createSanitizeStage(site),
     createRewriteStage(site),
     createPathHeadersStage(site),
+    proxy,
     disableMods ? null : createScriptingStage(site),
     createStaticStage(site),
   ].filter(Boolean);
@@ -43,6 +47,7 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
   ].filter(Boolean);
   return {
     site,
+    proxy, // null without `proxy` rules; its upstreamHealth() feeds the metrics
     handle: withRecord(runStages(stages, fail)),
     httpsRedirect: withRecord(runStages(redirectStages, fail)),
   };

@@ -8,6 +8,7 @@ const log = require('../log');
 const accessLog = require('../access-log');
 const { createPipeline } = require('../pipeline');
 const { createListeners } = require('../net/listeners');
+const { responseForUpgrade } = require('../http/upgrade');
 const { installCrashHandlers } = require('../request-context');
 
 // Errors on listen that no restart can fix: the primary stops with the message instead of looping.
@@ -39,6 +40,7 @@ class Worker {
   // loads the mods and serverSideScript.js, so a mod that cannot load fails the start (or the
   // reload) with its own message.
   build(config) {
+    if (this.pipeline && this.pipeline.proxy) this.pipeline.proxy.close();
     this.pipeline = createPipeline(config, { log, configFile: this.configFile, disableMods: this.disableMods });
     this.logRequest = accessLog.createAccessLog(config);
   }
@@ -71,6 +73,8 @@ class Worker {
   listenOne(listener) {
     const { server, port } = listener;
     server.on('connection', (socket) => this.track(socket));
+    // Upgrade requests (WebSockets) run through the listener's own handler like any request.
+    server.on('upgrade', (req, socket, head) => server.emit('request', req, responseForUpgrade(req, socket, head)));
     return new Promise((resolve) => {
       const onListenError = (error) => {
         const describe = FATAL_LISTEN_ERRORS[error.code];

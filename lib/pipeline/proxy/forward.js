@@ -134,7 +134,7 @@ function send(req, res, rule, upstream, ctx, onFailure) {
     }
     let bytes = 0;
     upRes.on('data', (chunk) => { bytes += chunk.length; });
-    upRes.on('end', () => { res.svrBodyBytes = bytes; done(); });
+    upRes.on('end', () => { if (req.svr) req.svr.bodyBytes = bytes; done(); });
     upRes.on('error', () => { done(); res.destroy(); });
     upRes.on('aborted', () => { done(); res.destroy(); });
     upRes.pipe(res);

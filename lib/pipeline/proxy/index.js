@@ -3,10 +3,10 @@
 // match wins) go to one of the rule's upstreams; the rest pass on to the next stage.
 //
 //   createProxyStage(site) -> null (no `proxy` rules) | stage(req, res, next)
-//     stage.upgrade(req, socket, head) -> boolean  an HTTP/1.1 Upgrade request (WebSocket)
-//                                        taken (true) or not matched by any rule (false)
+//     An HTTP/1.1 Upgrade request (WebSocket) comes through the pipeline like any other, with
+//     req.svrUpgrade = { socket, head } (see lib/http/upgrade.js); a matching rule tunnels it.
 //     stage.upstreamHealth() -> [{ upstream, up }]  for the metrics
-//     stage.close()           stops active health checks and closes pooled connections
+//     stage.close()           stops active health checks (pooled idle connections time out)
 //
 // site: { config, sendError(req, res, status, options), log }.
 // Parts: rules.js (the rules, compiled once), upstreams.js (balancing and health),
@@ -15,7 +15,7 @@
 const { compileProxyRules, findRule } = require('./rules');
 const { compileTrustedProxies } = require('../../http/trusted-proxies');
 const { forward } = require('./forward');
-const { tunnel, rawError } = require('./upgrade');
+const { tunnel } = require('./upgrade');
 
 function createProxyStage(site) {
   const { config } = site;
@@ -24,7 +24,7 @@ function createProxyStage(site) {
   const trusted = compileTrustedProxies(config.trustedProxies);
   const problems = [...errors, ...trusted.errors];
   if (problems.length) {
-    for (const rule of rules) rule.pool.close();
+    for (const rule of rules) rule.pool.stopChecks();
     throw Object.assign(new Error(problems.join('\n')), { configErrors: problems });
   }
   const ctx = { isTrusted: trusted.isTrusted, sendError: site.sendError, log: site.log };
@@ -33,24 +33,14 @@ function createProxyStage(site) {
   function stage(req, res, next) {
     const rule = findRule(rules, req, pathOf(req.url));
     if (!rule) return next();
-    forward(req, res, rule, ctx);
+    if (req.svrUpgrade) tunnel(req, res, rule, ctx);
+    else forward(req, res, rule, ctx);
   }
-
-  stage.upgrade = (req, socket, head) => {
-    if (typeof req.url !== 'string' || !req.url.startsWith('/')) {
-      rawError(socket, 400, 'Bad Request');
-      return true;
-    }
-    const rule = findRule(rules, req, pathOf(req.url));
-    if (!rule) return false;
-    tunnel(req, socket, head, rule, ctx);
-    return true;
-  };
 
   stage.upstreamHealth = () => rules.flatMap((rule) => rule.pool.upstreams.map((u) => ({ upstream: u.label, up: u.isUp() })));
 
   stage.close = () => {
-    for (const rule of rules) rule.pool.close();
+    for (const rule of rules) rule.pool.stopChecks();
   };
   return stage;
 }

@@ -4,7 +4,7 @@
 // upstream with the same Upgrade header; if it answers 101, its status line and headers go back
 // to the client as they came, and from then on the two sockets are piped to each other (bytes
 // both ways, backpressure by pipe()); the end or error of either side ends the other.
-// Any other answer is relayed as an ordinary response and the client's connection closed.
+// Any other answer is relayed as an ordinary response, after which the connection closes.
 //
 // HTTP/2 clients: WebSockets over HTTP/2 need extended CONNECT (RFC 8441), which svr does not
 // offer (it never sends SETTINGS_ENABLE_CONNECT_PROTOCOL), so browsers open their WebSockets
@@ -12,18 +12,22 @@
 
 const http = require('node:http');
 const net = require('node:net');
-const { upstreamRequestHeaders, connectionTokens } = require('./forward-headers');
+const { upstreamRequestHeaders, clientResponseHeaders } = require('./forward-headers');
 const { upstreamPath } = require('./rules');
 
-function tunnel(req, socket, head, rule, ctx) {
+// req.svrUpgrade: { socket, head } (the worker's 'upgrade' listener); res: a ServerResponse on
+// that socket, used for any answer that is not a 101 (an error page, a refusal relayed).
+function tunnel(req, res, rule, ctx) {
+  const { socket, head } = req.svrUpgrade;
   const upstream = rule.pool.pick(new Set());
   const { target } = upstream;
   const { timeouts } = rule;
   let upgraded = false;
   upstream.active++;
-  const release = once(() => { upstream.active--; });
-  socket.on('error', () => {});
-  socket.once('close', release);
+  socket.once('close', () => {
+    upstream.active--;
+    if (!upgraded) upReq.destroy();
+  });
 
   const upReq = upstream.module.request({
     agent: false, // an upgraded connection is never returned to the pool
@@ -37,39 +41,51 @@ function tunnel(req, socket, head, rule, ctx) {
     rejectUnauthorized: upstream.agent.options.rejectUnauthorized !== false,
     timeout: timeouts.connect,
   });
-  upReq.on('timeout', () => upReq.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })));
+  upReq.on('timeout', () => upReq.destroy(Object.assign(new Error(`nothing within ${timeouts.connect} ms`), { code: 'ETIMEDOUT' })));
   upReq.on('error', (error) => {
     if (upgraded) return;
     upstream.recordFailure(rule.pool.passive);
     ctx.log.warn(`proxy: upgrade ${req.url} -> ${upstream.label}: ${error.code || error.message}; answering 502`);
-    rawError(socket, 502, 'Bad Gateway');
+    if (!res.headersSent) ctx.sendError(req, res, 502);
+    else socket.destroy();
   });
   upReq.on('upgrade', (upRes, upSocket, upHead) => {
     upgraded = true;
     upstream.recordSuccess();
+    res.statusCode = upRes.statusCode; // for the access log; the status line goes out raw below
     socket.write(statusAndHeaders(upRes));
     if (upHead.length) socket.write(upHead);
     if (head.length) upSocket.write(head);
     join(socket, upSocket, timeouts.tunnelIdle);
   });
-  upReq.on('response', (upRes) => relay(upRes, socket));
-  socket.once('close', () => { if (!upgraded) upReq.destroy(); });
+  // A refusal to upgrade (a 401, a 404...) goes back as an ordinary response.
+  upReq.on('response', (upRes) => {
+    res.writeHead(upRes.statusCode, upRes.statusMessage, clientResponseHeaders(upRes, rule));
+    upRes.pipe(res);
+  });
   upReq.end();
 }
 
-// Two sockets become one pipe; either side's end or error ends the other.
+// Two sockets become one pipe. When one side ends, the other is ended after what is in flight
+// (pipe), and the ended side is finished too, so it closes even where half-open sockets are
+// allowed; when one side closes, the other gets a second to flush, then is destroyed.
+const CLOSE_GRACE_MS = 1000;
+
 function join(client, upstream, idleMs) {
-  upstream.setTimeout(0);
-  client.setTimeout(idleMs, () => client.destroy());
-  upstream.setTimeout(idleMs, () => upstream.destroy());
-  client.setNoDelay(true);
-  upstream.setNoDelay(true);
-  upstream.on('error', () => client.destroy());
-  client.on('error', () => upstream.destroy());
-  upstream.once('close', () => client.destroy());
-  client.once('close', () => upstream.destroy());
-  client.pipe(upstream);
-  upstream.pipe(client);
+  for (const [from, to] of [[client, upstream], [upstream, client]]) {
+    from.setTimeout(idleMs, () => from.destroy());
+    from.setNoDelay(true);
+    from.on('error', () => from.destroy());
+    from.once('end', () => from.end());
+    from.once('close', () => closeSoon(to));
+    from.pipe(to);
+  }
+}
+
+function closeSoon(socket) {
+  if (socket.destroyed) return;
+  socket.end();
+  setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
 }
 
 function statusAndHeaders(upRes) {
@@ -79,29 +95,4 @@ function statusAndHeaders(upRes) {
   return `${text}\r\n`;
 }
 
-// A refusal to upgrade (a 401, a 404...) goes back as it came, then the connection closes.
-function relay(upRes, socket) {
-  const listed = connectionTokens(upRes.headers.connection);
-  let text = `HTTP/1.1 ${upRes.statusCode} ${upRes.statusMessage || ''}\r\n`;
-  const raw = upRes.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i].toLowerCase();
-    if (name === 'connection' || name === 'keep-alive' || name === 'transfer-encoding' || (listed && listed.has(name))) continue;
-    text += `${raw[i]}: ${raw[i + 1]}\r\n`;
-  }
-  socket.write(`${text}Connection: close\r\n\r\n`);
-  upRes.pipe(socket);
-}
-
-function rawError(socket, status, reason) {
-  if (socket.destroyed) return;
-  const body = `${status} ${reason}\n`;
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
-}
-
-function once(fn) {
-  let called = false;
-  return () => { if (!called) { called = true; fn(); } };
-}
-
-module.exports = { tunnel, rawError };
+module.exports = { tunnel };

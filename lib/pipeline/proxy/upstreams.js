@@ -53,10 +53,6 @@ class Upstream {
   recordSuccess() {
     this.fails = 0;
   }
-
-  close() {
-    this.agent.destroy();
-  }
 }
 
 class UpstreamPool {
@@ -116,9 +112,9 @@ class UpstreamPool {
     }
   }
 
-  close() {
+  stopChecks() {
     for (const timer of this.timers) clearInterval(timer);
-    for (const upstream of this.upstreams) upstream.close();
+    this.timers = [];
   }
 }
 
