@@ -9,6 +9,7 @@ const { loadConfig, workerCount } = require('../config/load');
 const { readModValidators } = require('../pipeline/scripting/mods');
 const { version } = require('../../package.json');
 const { ensureCertificate, startRenewalTimer } = require('../net/certificate');
+const { createPrimaryMetrics } = require('./metrics');
 
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_CAP_MS = 15000;
@@ -37,6 +38,8 @@ class Supervisor {
     const { config, errors, problem } = this.readConfig();
     if (errors.length > 0) this.exitWithErrors(problem || 'the config is invalid', errors);
     this.config = config;
+    // Metrics (null when off): summed here from the workers' reports; set at start, a reload keeps them.
+    this.metrics = createPrimaryMetrics(config, { pool: () => this.pool });
     const count = workerCount(config);
     let listeners;
     try {
@@ -108,11 +111,13 @@ class Supervisor {
 
   onExit(worker, code, signal) {
     this.pool.delete(worker);
+    if (this.metrics) this.metrics.onWorkerExit(worker);
     if (this.stopping) return this.exitWhenEmpty();
     if (!this.started) return; // start() reports it: a worker that cannot start is fatal
     if (worker.svr.retiring || worker.svr.abandoned) return;
     const uptime = Date.now() - worker.svr.startedAt;
     log.warn(`worker ${worker.process.pid} died (${describeExit(code, signal)}) after ${uptime} ms`);
+    if (this.metrics) this.metrics.count('restarts');
     this.earlyDeaths = uptime < STABLE_UPTIME_MS ? this.earlyDeaths + 1 : 1;
     this.replaceLater(this.backoffDelay());
   }
@@ -120,6 +125,7 @@ class Supervisor {
   // A worker hit an uncaught exception: it finishes its in-flight requests and exits by itself.
   // Its replacement starts now (with the crash-loop backoff), not when it has exited.
   onMessage(worker, message) {
+    if (this.metrics) this.metrics.onWorkerMessage(worker, message);
     if (message?.type === 'recycle') this.onRecycle(worker, message);
     // The cluster's own "close" message travels before this one on the same ordered channel,
     // so by now no new connection will be handed to this worker: it may exit once idle.
@@ -132,6 +138,7 @@ class Supervisor {
     this.pool.delete(worker);
     const uptime = Date.now() - worker.svr.startedAt;
     log.warn(`worker ${worker.process.pid} is recycling after an uncaught exception (${message.message}) after ${uptime} ms`);
+    if (this.metrics) this.metrics.count('recycles');
     this.earlyDeaths = uptime < STABLE_UPTIME_MS ? this.earlyDeaths + 1 : 1;
     this.replaceLater(this.backoffDelay());
     const backstop = setTimeout(() => worker.process.kill('SIGKILL'), this.config.shutdownTimeout + 2000);
@@ -198,6 +205,7 @@ class Supervisor {
         }
       }
       log.info(`reload complete: ${old.length} worker(s) replaced by ${target} in ${Date.now() - startedAt} ms`);
+      if (this.metrics) this.metrics.count('reloads');
     } catch (error) {
       if (this.stopping) return; // the stop drains every worker; abandoning them would cut requests
       log.error(`reload failed, still serving with the previous config: ${error.message}`);
@@ -219,11 +227,12 @@ class Supervisor {
     worker.process.kill('SIGKILL');
   }
 
-  drain(worker, idleGraceMs) {
+  // delayMs: health.drainDelay on stop (the worker keeps serving that long, health at 503).
+  drain(worker, idleGraceMs, delayMs = 0) {
     if (worker.isDead()) return; // died during a reload before its turn to retire
     const timeoutMs = this.config.shutdownTimeout;
-    if (worker.isConnected()) worker.send({ type: 'drain', idleGraceMs, timeoutMs });
-    const backstop = setTimeout(() => worker.process.kill('SIGKILL'), timeoutMs + 2000);
+    if (worker.isConnected()) worker.send({ type: 'drain', idleGraceMs, timeoutMs, delayMs });
+    const backstop = setTimeout(() => worker.process.kill('SIGKILL'), delayMs + timeoutMs + 2000);
     worker.once('exit', () => clearTimeout(backstop));
   }
 
@@ -235,7 +244,7 @@ class Supervisor {
     }
     this.stopping = true;
     log.info(`${signal}: stopping gracefully (in-flight requests get up to ${this.config.shutdownTimeout} ms)`);
-    for (const worker of this.alive) this.drain(worker, 0);
+    for (const worker of this.alive) this.drain(worker, 0, (this.config.health && this.config.health.drainDelay) || 0);
     this.exitWhenEmpty();
   }
 

@@ -5,8 +5,9 @@
 const log = require('../log');
 const accessLog = require('../access-log');
 const { readConfig, banner } = require('./primary');
-const { startWorker } = require('./worker');
+const { startWorker, drainDelay } = require('./worker');
 const { installCrashHandlers } = require('../request-context');
+const { createLocalMetricsSink } = require('./metrics');
 
 function runSingleThreaded(options) {
   const { config, errors, problem } = readConfig(options);
@@ -22,6 +23,7 @@ function runSingleThreaded(options) {
       log.error(`cannot start: ${message}`);
       process.exit(1);
     },
+    metricsSink: createLocalMetricsSink(config),
   }, { disableMods: options.disableMods });
   // No primary to replace this process: after an uncaught exception it finishes what it is
   // serving and stops (exit code 1).
@@ -33,7 +35,7 @@ function runSingleThreaded(options) {
       process.exit(1);
     }
     log.info(`${signal}: stopping gracefully`);
-    worker.drain(0, worker.config.shutdownTimeout);
+    worker.drain(0, worker.config.shutdownTimeout, drainDelay(worker.config));
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

@@ -9,6 +9,7 @@ const accessLog = require('../access-log');
 const { createPipeline } = require('../pipeline');
 const { createListeners } = require('../net/listeners');
 const { responseForUpgrade } = require('../http/upgrade');
+const { WorkerMetrics, ipcSink, createInternalEndpoints } = require('./worker-metrics');
 const { installCrashHandlers } = require('../request-context');
 
 // Errors on listen that no restart can fix: the primary stops with the message instead of looping.
@@ -29,6 +30,11 @@ class Worker {
     this.sockets = new Map(); // socket -> { active, idleSince }
     this.draining = false;
     this.configFile = configFile;
+    // hooks.metricsSink: where the request counts go (the primary), when metrics are on.
+    this.metrics = hooks.metricsSink ? new WorkerMetrics(hooks.metricsSink, {
+      connections: () => this.sockets.size,
+      upstreams: () => (this.pipeline.proxy ? this.pipeline.proxy.upstreamHealth() : []),
+    }) : null;
     this.build(config);
     this.listeners = createListeners(config, {
       site: (req, res) => this.onRequest(req, res, this.pipeline.handle),
@@ -43,11 +49,17 @@ class Worker {
     if (this.pipeline && this.pipeline.proxy) this.pipeline.proxy.close();
     this.pipeline = createPipeline(config, { log, configFile: this.configFile, disableMods: this.disableMods });
     this.logRequest = accessLog.createAccessLog(config);
+    this.internal = createInternalEndpoints(config, { isDraining: () => this.draining, metrics: this.metrics });
   }
 
   // handle: what answers the request (the site's pipeline, or the plain port's HTTPS redirect).
+  // The health and metrics paths are answered first, neither logged nor counted.
   onRequest(req, res, handle) {
-    if (this.logRequest) this.logRequest(req, res);
+    const internal = this.internal && this.internal(req);
+    if (!internal) {
+      if (this.logRequest) this.logRequest(req, res);
+      if (this.metrics) this.metrics.observe(req, res);
+    }
     // Sockets are tracked as accepted; over TLS req.socket is the TLS socket wrapping it
     // (for HTTP/2, a proxy of it), whose _parent is the accepted one.
     const state = this.sockets.get(req.socket) ?? this.sockets.get(req.socket?._parent);
@@ -57,7 +69,7 @@ class Worker {
     }
     // HTTP/2 has no Connection header: its sessions are sent a GOAWAY when the drain starts.
     if (this.draining && !res.headersSent && req.httpVersionMajor < 2) res.setHeader('Connection', 'close');
-    handle(req, res);
+    (internal || handle)(req, res);
   }
 
   track(socket) {
@@ -94,9 +106,17 @@ class Worker {
   // idleGraceMs: how long a keep-alive connection may sit idle before it is closed. During
   // a reload it is a second: busy clients get "Connection: close" on their next response
   // instead, which is race-free; closing an idle socket races a request already on its way.
-  drain(idleGraceMs, timeoutMs) {
+  // delayMs (health.drainDelay, on stop only): keep accepting and serving that long first, with
+  // the health path answering 503, so a load balancer takes this server out before it stops
+  // accepting connections.
+  drain(idleGraceMs, timeoutMs, delayMs = 0) {
     if (this.draining) return;
     this.draining = true;
+    if (delayMs > 0) setTimeout(() => this.stopAccepting(idleGraceMs, timeoutMs), delayMs);
+    else this.stopAccepting(idleGraceMs, timeoutMs);
+  }
+
+  stopAccepting(idleGraceMs, timeoutMs) {
     // net.Server#close stops accepting; http.Server#close would also drop idle keep-alive
     // sockets at once (Node >= 19), which is exactly the race described above.
     for (const { server, drain } of this.listeners) {
@@ -128,7 +148,10 @@ class Worker {
   exit(reason) {
     if (reason) log.warn(`drain ${reason}`);
     accessLog.flush();
-    process.exit(this.exitCode);
+    const exit = () => process.exit(this.exitCode);
+    if (!this.metrics) return exit();
+    setTimeout(exit, 500).unref(); // the last report is worth waiting for, not forever
+    return this.metrics.flush(exit);
   }
 
   // After an uncaught exception: this process may be in a broken state. Stop accepting, let the
@@ -161,9 +184,10 @@ function runClusterWorker() {
         fatal: (code, text) => process.send({ type: 'fatal', code, message: text }, () => process.exit(1)),
         recycle: (text) => { if (process.connected) process.send({ type: 'recycle', message: text }); },
         stoppedAccepting,
+        metricsSink: message.config.metrics ? ipcSink() : null,
       }, { disableMods: message.disableMods });
     } else if (message.type === 'drain' && worker) {
-      worker.drain(message.idleGraceMs, message.timeoutMs);
+      worker.drain(message.idleGraceMs, message.timeoutMs, message.delayMs);
     }
   });
   // The primary is gone (killed with -9, say): nobody supervises this worker any more.
@@ -174,11 +198,16 @@ function runClusterWorker() {
   // A terminal's Ctrl-C signals the whole process group (systemd, with KillMode=mixed, signals only
   // the primary): drain as the primary would ask. A terminal hang-up must not kill workers;
   // reloads are the primary's.
-  const drainNow = () => { if (worker) worker.drain(0, worker.config.shutdownTimeout); else process.exit(0); };
+  const drainNow = () => { if (worker) worker.drain(0, worker.config.shutdownTimeout, drainDelay(worker.config)); else process.exit(0); };
   process.on('SIGTERM', drainNow);
   process.on('SIGINT', drainNow);
   process.on('SIGHUP', () => {});
   installCrashHandlers({ log, onCrash: (error) => (worker ? worker.recycle(error) : process.exit(1)) });
+}
+
+// How long a stopping server keeps serving with its health path at 503 (health.drainDelay).
+function drainDelay(config) {
+  return (config.health && config.health.drainDelay) || 0;
 }
 
 function startWorker(config, configFile, hooks, options) {
@@ -193,4 +222,4 @@ function startWorker(config, configFile, hooks, options) {
   return worker;
 }
 
-module.exports = { runClusterWorker, startWorker };
+module.exports = { runClusterWorker, startWorker, drainDelay };
