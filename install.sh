@@ -106,7 +106,7 @@ trap 'exit 1' INT TERM HUP
 
 cp "$SRC/svr.js" "$SRC/package.json" "$NEW/"
 for f in package-lock.json README.md LICENSE; do [ ! -f "$SRC/$f" ] || cp "$SRC/$f" "$NEW/"; done
-for d in lib config web; do [ ! -d "$SRC/$d" ] || cp -R "$SRC/$d" "$NEW/$d"; done
+for d in lib config web docs; do [ ! -d "$SRC/$d" ] || cp -R "$SRC/$d" "$NEW/$d"; done
 mkdir -p "$NEW/mods" "$NEW/scripts"
 [ ! -f "$SRC/mods/README.md" ] || cp "$SRC/mods/README.md" "$NEW/mods/"
 cp "$SRC/scripts/uninstall.sh" "$NEW/scripts/"

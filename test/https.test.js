@@ -150,6 +150,19 @@ test('the plain listener redirects to HTTPS with the host, spubport, path and qu
   }
 });
 
+test('the redirect carries Server and customHeaders like every other response', async () => {
+  const server = await startTlsServer({ config: { customHeaders: { 'X-Site': 'a', 'X-Seen': '{path}' } } });
+  try {
+    const res = await request(`${server.url}/x?y=1`);
+    assert.equal(res.status, 301);
+    assert.equal(res.headers.server, 'svr');
+    assert.equal(res.headers['x-site'], 'a');
+    assert.equal(res.headers['x-seen'], '/x?y=1');
+  } finally {
+    await server.stop();
+  }
+});
+
 test('the redirect leaves out port 443 and uses spubport when set', async () => {
   const server = await startTlsServer({ config: { spubport: 443 } });
   try {

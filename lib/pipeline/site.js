@@ -11,11 +11,14 @@
 //                       split into the ones sent as they are and the ones with SVR.JS's `{path}`
 //   site.protectedPaths real paths never served whatever the web root is: the config file, the mods
 //                       and state directories, svr's own code when the root contains it
+//   site.authenticate   null, or authenticate(req) -> Promise<user name | null>: Basic credentials
+//                       checked against `users` (credentials.js), shared by every stage that asks
 //   site.sendError      set by the pipeline once the error pages are built (stage 6)
 
 const fs = require('node:fs');
 const path = require('node:path');
 const { serverString, INSTALL_DIR, stateDirectory, modsDirectory } = require('../product');
+const { createAuthenticator } = require('./credentials');
 
 const noopLog = { info() {}, warn() {}, error() {} };
 // svr's own code, hidden when the web root is the installation directory (or above it).
@@ -29,8 +32,9 @@ function createSite(config, { log = noopLog, configFile } = {}) {
     configFile,
     log,
     serverName: serverString(config.exposeServerVersion === true),
-    headers: compileHeaders(config),
+    headers: compileHeaders(config, serverString(config.exposeServerVersion === true)),
     protectedPaths: protectedPaths(config, configFile, root),
+    authenticate: createAuthenticator(config.users),
     sendError: null,
   };
 }
@@ -48,8 +52,8 @@ function realRoot(wwwroot) {
 }
 
 // Server first (customHeaders may override it, as SVR.JS allows), then customHeaders in order.
-function compileHeaders(config) {
-  const fixed = [['Server', serverString(config.exposeServerVersion === true)]];
+function compileHeaders(config, serverName) {
+  const fixed = [['Server', serverName]];
   const withPath = [];
   for (const [name, value] of Object.entries(config.customHeaders || {})) {
     const text = String(value);

@@ -8,12 +8,12 @@
 //     there is neither a mod nor a script, so the pipeline runs without this stage.
 //
 // A request gets, before the first mod runs: req.parsedURL, req.originalParsedURL (frozen
-// url.parse-style objects with a `query` object), req.authUser (SVR.JS's name for req.svr.user, lib/pipeline/access/credentials.js); res.error(code[, extName][,
+// url.parse-style objects with a `query` object), req.authUser (SVR.JS's name for req.svr.user); res.error(code[, extName][,
 // error][, headers]), res.redirect(dest[, isTemporary][, keepMethod][, headers]),
 // res.responseEnd(body), res.head, res.foot. Errors: a synchronous throw or a rejected promise of
 // a mod, or a throw of the script, becomes a 500 for that request only (the mod's name/version
 // goes to the error page footer when exposeModsInErrorPages is true). Callbacks that throw later
-// are handled by lib/request-context.js.
+// are handled by request-context.js.
 
 const fs = require('node:fs');
 const http = require('node:http');
@@ -22,7 +22,6 @@ const querystring = require('node:querystring');
 const { loadMods } = require('./mods');
 const { compileServerSideScript, scriptPath, SCRIPT_NAME } = require('./legacy-script');
 const { createParsePostData } = require('./post-data');
-const { createAuthenticator } = require('../access/credentials');
 const { headersFor } = require('../site');
 const { requestContext, describeError } = require('../../request-context');
 const { version, INSTALL_DIR, modsDirectory } = require('../../product');
@@ -134,11 +133,9 @@ function createStage(site, mods, script) {
   const head = readFirst(site.root, ['.head', 'head.html']);
   const foot = readFirst(site.root, ['.foot', 'foot.html']);
   const server = site.serverName;
-  const limit = Number.isInteger(config.maxPostDataSize) ? config.maxPostDataSize : 1048576;
-  const users = Array.isArray(config.users) ? config.users : [];
-  const page404 = config.page404 === undefined ? '404.html' : config.page404;
+  const { maxPostDataSize: limit, users, page404 } = config; // schema defaults: 1 MiB, [], 404.html
   const warned = new Set();
-  const authenticate = createAuthenticator(users);
+  const authenticate = site.authenticate;
 
   // The configured headers (Server first) with SVR.JS's {path} filled in for this request.
   const customHeaders = (req) => headersFor(site, req ? req.url : '{path}');
