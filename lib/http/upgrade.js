@@ -5,12 +5,12 @@
 // access log), it is given a real ServerResponse on its socket: a stage that does not tunnel it
 // answers it like any request, and the connection closes after that answer (the HTTP parser has
 // let go of the socket, so it cannot carry another request). The proxy stage tunnels it instead,
-// from req.svrUpgrade = { socket, head }.
+// from req.svr.upgrade = { socket, head } (the pipeline carries it into the record it makes).
 
 const http = require('node:http');
 
 function responseForUpgrade(req, socket, head) {
-  req.svrUpgrade = { socket, head };
+  req.svr = { upgrade: { socket, head } };
   const res = new http.ServerResponse(req);
   res.shouldKeepAlive = false;
   res.assignSocket(socket); // the socket's 'close' becomes the response's 'close'

@@ -56,7 +56,9 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
 // req.svr: the one per-request record the stages share (docs/architecture.md lists its fields).
 function withRecord(run) {
   return function handle(req, res) {
-    req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null };
+    // upgrade: { socket, head } of an HTTP/1.1 Upgrade request (http/upgrade.js), else null.
+    const upgrade = req.svr ? req.svr.upgrade : null;
+    req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null, upgrade };
     run(req, res);
   };
 }

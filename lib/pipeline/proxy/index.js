@@ -4,7 +4,7 @@
 //
 //   createProxyStage(site) -> null (no `proxy` rules) | stage(req, res, next)
 //     An HTTP/1.1 Upgrade request (WebSocket) comes through the pipeline like any other, with
-//     req.svrUpgrade = { socket, head } (see lib/http/upgrade.js); a matching rule tunnels it.
+//     req.svr.upgrade = { socket, head } (see lib/http/upgrade.js); a matching rule tunnels it.
 //     stage.upstreamHealth() -> [{ upstream, up }]  for the metrics
 //     stage.close()           stops active health checks (pooled idle connections time out)
 //
@@ -33,7 +33,7 @@ function createProxyStage(site) {
   function stage(req, res, next) {
     const rule = findRule(rules, req, pathOf(req.url));
     if (!rule) return next();
-    if (req.svrUpgrade) tunnel(req, res, rule, ctx);
+    if (req.svr && req.svr.upgrade) tunnel(req, res, rule, ctx);
     else forward(req, res, rule, ctx);
   }
 

@@ -15,10 +15,10 @@ const net = require('node:net');
 const { upstreamRequestHeaders, clientResponseHeaders } = require('./forward-headers');
 const { upstreamPath } = require('./rules');
 
-// req.svrUpgrade: { socket, head } (the worker's 'upgrade' listener); res: a ServerResponse on
+// req.svr.upgrade: { socket, head } (the worker's 'upgrade' listener); res: a ServerResponse on
 // that socket, used for any answer that is not a 101 (an error page, a refusal relayed).
 function tunnel(req, res, rule, ctx) {
-  const { socket, head } = req.svrUpgrade;
+  const { socket, head } = req.svr.upgrade;
   const upstream = rule.pool.pick(new Set());
   const { target } = upstream;
   const { timeouts } = rule;
