@@ -347,3 +347,58 @@ test('through svr itself: proxied paths, WebSocket upgrade, static files for the
   client.destroy();
   await server.waitForLog(/"GET \/app\/socket HTTP\/1\.1" 101 /, 'stdout');
 });
+
+test('HTTPS and HTTP/2 clients to an HTTP upstream: X-Forwarded-Proto https, bodies both ways', async (t) => {
+  const { startTlsServer, httpsRequest, h2Request } = require('./tls-helpers');
+  const up = await echoUpstream('app');
+  const server = await startTlsServer({ config: { enableHTTP2: true, proxy: [{ path: '/app/', upstreams: [up.url] }] } });
+  t.after(async () => { await server.stop(); closeAll(up); });
+  const one = JSON.parse((await httpsRequest(`${server.httpsUrl}/app/one`)).text);
+  assert.equal(one.headers['x-forwarded-proto'], 'https');
+  assert.equal(one.headers.host, `localhost:${server.sport}`);
+  const two = await h2Request(server.httpsUrl, '/app/two?q=2', { method: 'POST', body: 'h2 body' });
+  assert.equal(two.status, 200);
+  const got = JSON.parse(two.text);
+  assert.equal(got.url, '/app/two?q=2');
+  assert.equal(got.body, 'h2 body');
+  assert.equal(got.headers['x-forwarded-proto'], 'https');
+  assert.equal(got.headers.host, `localhost:${server.sport}`, 'HTTP/2 :authority becomes Host');
+  assert.equal(two.headers['x-upstream'], 'app');
+  assert.equal(two.headers.connection, undefined);
+});
+
+test('a large upload streams with bounded memory (backpressure)', async () => {
+  const TOTAL = 256 * 1024 * 1024;
+  const up = http.createServer((req, res) => {
+    let received = 0;
+    req.on('data', (c) => { received += c.length; });
+    req.on('end', () => res.end(String(received)));
+  });
+  await listen(up);
+  const proxy = await proxyServer({ proxy: [{ path: '/', upstreams: [`http://127.0.0.1:${up.address().port}`] }] });
+  try {
+    const before = process.memoryUsage().rss;
+    let peak = before;
+    const chunk = Buffer.alloc(1024 * 1024, 121);
+    const answer = await new Promise((resolve, reject) => {
+      const req = http.request(`${proxy.url}/upload`, { method: 'PUT', headers: { 'content-length': TOTAL } }, (res) => {
+        let text = '';
+        res.on('data', (c) => { text += c; });
+        res.on('end', () => resolve(text));
+      });
+      req.on('error', reject);
+      let sent = 0;
+      const pump = () => {
+        while (sent < TOTAL) {
+          sent += chunk.length;
+          peak = Math.max(peak, process.memoryUsage().rss);
+          if (!req.write(chunk)) return req.once('drain', pump);
+        }
+        return req.end();
+      };
+      pump();
+    });
+    assert.equal(Number(answer), TOTAL);
+    assert.ok(peak - before < 96 * 1024 * 1024, `memory grew by ${Math.round((peak - before) / 1048576)} MiB`);
+  } finally { closeAll(proxy, up); }
+});
