@@ -34,6 +34,8 @@ test('metrics on the site port: counts by method and status, bytes, histogram, s
   assert.equal(metricValue(text, 'svr_http_request_duration_seconds_bucket{le="+Inf"}'), 11);
   assert.equal(metricValue(text, 'svr_workers'), 2);
   assert.equal(metricValue(text, 'svr_worker_restarts_total'), 0);
+  assert.ok(metricValue(text, 'svr_open_connections') >= 1, 'the scrape\'s own connection is open');
+  assert.ok(Math.abs(metricValue(text, 'svr_start_time_seconds') - Date.now() / 1000) < 120);
   // Health and metrics requests are neither counted nor logged.
   assert.ok(!server.stdout().some((line) => /healthz|metrics/.test(line)));
 

@@ -108,6 +108,17 @@ test('PROXY protocol on the HTTPS listener (HTTP/2 enabled): the TLS socket carr
   assert.match(await exchange(server.port, GET_WHO), /^HTTP\/1\.1 30[18] /);
 });
 
+test('config: acceptProxyProtocol needs trustedProxies; a bad upstream URL names its key', async () => {
+  const { runSvr, makeTempDir } = require('./helpers');
+  const dir = makeTempDir();
+  const file = require('node:path').join(dir, 'svr-config.json');
+  require('node:fs').writeFileSync(file, JSON.stringify({ wwwroot: '.', acceptProxyProtocol: true, proxy: [{ upstreams: ['ftp://x'] }] }));
+  const result = await runSvr(['--check', '--config', file]);
+  assert.notEqual(result.code, 0);
+  assert.match(result.stderr, /acceptProxyProtocol: needs trustedProxies/);
+  assert.match(result.stderr, /proxy\[0\]\.upstreams\[0\]: expected an upstream URL/);
+});
+
 test('parseProxyHeader: partial, v2 IPv6, oversized and malformed headers', () => {
   assert.deepEqual(parseProxyHeader(Buffer.from('PROX')), { done: false });
   assert.deepEqual(parseProxyHeader(SIGNATURE.subarray(0, 7)), { done: false });
@@ -122,4 +133,64 @@ test('parseProxyHeader: partial, v2 IPv6, oversized and malformed headers', () =
   assert.match(parseProxyHeader(Buffer.from('PROXY TCP4 1.2.3.4 5.6.7.8 99999 80\r\n')).error, /malformed/);
   const huge = Buffer.concat([SIGNATURE, Buffer.from([0x21, 0x11, 0xff, 0xff])]);
   assert.match(parseProxyHeader(huge).error, /at most/);
+});
+
+// nginx's stream module with `proxy_protocol on` in front of svr (the docs' nginx example).
+const STREAM_MODULE = '/usr/lib/nginx/modules/ngx_stream_module.so';
+function ensureNginxStream() {
+  const { ensureDebianPackage } = require('./helpers');
+  const nginx = ensureDebianPackage('nginx');
+  if (nginx.skip) return nginx;
+  if (!require('node:fs').existsSync(STREAM_MODULE)) {
+    if (process.getuid() !== 0) return { skip: 'nginx stream module missing and installing libnginx-mod-stream needs root' };
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    const install = () => require('node:child_process').spawnSync('apt-get', ['install', '-y', '--no-install-recommends', 'libnginx-mod-stream'], { env, timeout: 600000 });
+    if (install().status !== 0) {
+      require('node:child_process').spawnSync('apt-get', ['update'], { env, timeout: 300000 });
+      install();
+    }
+    if (!require('node:fs').existsSync(STREAM_MODULE)) return { skip: 'apt-get install libnginx-mod-stream failed' };
+  }
+  return nginx;
+}
+
+const nginxStream = ensureNginxStream();
+test('nginx stream with proxy_protocol on in front of svr: the client address and port come through', { skip: nginxStream.skip }, async (t) => {
+  const fs = require('node:fs');
+  const path = require('node:path');
+  const { spawn } = require('node:child_process');
+  const server = await startServer({
+    config: { acceptProxyProtocol: { http: true }, trustedProxies: ['127.0.0.1'] },
+    files: { 'serverSideScript.js': SCRIPT },
+  });
+  t.after(() => server.stop());
+  const front = await getFreePort();
+  const conf = path.join(server.dir, 'nginx.conf');
+  fs.writeFileSync(conf, `load_module ${STREAM_MODULE};
+daemon off;
+pid ${server.dir}/nginx.pid;
+error_log ${server.dir}/nginx-error.log warn;
+events { worker_connections 64; }
+stream { server { listen 127.0.0.1:${front}; proxy_pass 127.0.0.1:${server.port}; proxy_protocol on; } }
+`);
+  const nginx = spawn(nginxStream.path, ['-p', server.dir, '-c', conf], { stdio: 'ignore' });
+  t.after(() => nginx.kill('SIGKILL'));
+  // nginx prints nothing once it listens: try to connect, at most 200 times 25 ms apart.
+  for (let i = 0; i < 200; i++) {
+    const ok = await new Promise((resolve) => {
+      const probe = net.connect(front, '127.0.0.1', () => { probe.destroy(); resolve(true); });
+      probe.on('error', () => resolve(false));
+    });
+    if (ok) break;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  const socket = net.connect(front, '127.0.0.1');
+  await once(socket, 'connect');
+  const clientPort = socket.localPort; // nginx's own connection to svr has another port
+  const chunks = [];
+  socket.on('data', (c) => chunks.push(c));
+  const closed = new Promise((resolve) => socket.once('close', resolve));
+  socket.write(GET_WHO);
+  await closed;
+  assert.match(Buffer.concat(chunks).toString(), new RegExp(`\\r\\n\\r\\n127\\.0\\.0\\.1 ${clientPort}$`));
 });

@@ -33,6 +33,8 @@ async function echoUpstream(name = 'up') {
       res.end(body);
     });
   });
+  server.connections = 0;
+  server.on('connection', () => { server.connections++; });
   await listen(server);
   server.seen = seen;
   server.url = `http://127.0.0.1:${server.address().port}`;
@@ -92,6 +94,7 @@ test('forwards a matching request with stripPrefix, the query kept, hop-by-hop h
     assert.equal(bare.url, '/base/', '"/api" is taken by the "/api/" rule');
     const miss = await request(`${proxy.url}/apix`);
     assert.equal(miss.text, 'next\n');
+    assert.equal(up.connections, 1, 'the two proxied requests shared one kept-alive upstream connection');
   } finally { closeAll(proxy, up); }
 });
 
@@ -168,6 +171,11 @@ test('a dead upstream: GET is retried on the next one and the dead one is taken 
     const res = await request(`${proxy.url}/none/`);
     assert.equal(res.status, 502);
     assert.equal(res.text, 'svr error 502\n');
+    // Every upstream of /none/ is out; they are tried anyway, so a revived one answers at once.
+    const revived = await listen(http.createServer((req, r) => r.end('back')), Number(new URL(deadUrl).port));
+    try {
+      assert.equal((await request(`${proxy.url}/none/`)).text, 'back');
+    } finally { closeAll(revived); }
   } finally { closeAll(proxy, good); }
 });
 
