@@ -6,6 +6,8 @@ const http = require('node:http');
 const { acceptEcho } = require('./websocket');
 
 const [address, port] = process.argv.slice(2);
+// `node --test test/` runs every file under test/: without arguments this file does nothing.
+if (process.argv.length < 4) return;
 const server = http.createServer((req, res) => {
   res.writeHead(200, { 'content-type': 'application/json' });
   res.end(JSON.stringify({ url: req.url, peer: req.socket.remoteAddress, xff: req.headers['x-forwarded-for'], forwarded: req.headers.forwarded }));
