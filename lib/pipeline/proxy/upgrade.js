@@ -41,7 +41,9 @@ function tunnel(req, res, rule, ctx) {
     rejectUnauthorized: upstream.agent.options.rejectUnauthorized !== false,
     timeout: timeouts.connect,
   });
-  upReq.on('timeout', () => upReq.destroy(Object.assign(new Error(`nothing within ${timeouts.connect} ms`), { code: 'ETIMEDOUT' })));
+  // connect ms to connect, then headers ms for the answer (the socket's idle timer serves both).
+  upReq.on('socket', (s) => s.once('connect', () => s.setTimeout(timeouts.headers)));
+  upReq.on('timeout', () => upReq.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
   upReq.on('error', (error) => {
     if (upgraded) return;
     upstream.recordFailure(rule.pool.passive);
