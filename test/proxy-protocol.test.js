@@ -116,6 +116,10 @@ test('config: acceptProxyProtocol needs trustedProxies; a bad upstream URL names
   const result = await runSvr(['--check', '--config', file]);
   assert.notEqual(result.code, 0);
   assert.match(result.stderr, /acceptProxyProtocol: needs trustedProxies/);
+  require('node:fs').writeFileSync(file, JSON.stringify({ wwwroot: '.', trustedProxies: ['10.0.0.0/8', '999.1.1.1'], acceptProxyProtocol: { http: 'yes' } }));
+  const second = await runSvr(['--check', '--config', file]);
+  assert.match(second.stderr, /trustedProxies\[1\]: expected an IP address or CIDR block such as "10\.0\.0\.0\/8", found "999\.1\.1\.1": not an IP address/);
+  assert.match(second.stderr, /acceptProxyProtocol\.http: expected true or false, found "yes"/);
   assert.match(result.stderr, /proxy\[0\]\.upstreams\[0\]: expected an upstream URL/);
 });
 

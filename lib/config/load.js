@@ -10,6 +10,7 @@ const os = require('os');
 const path = require('path');
 const schema = require('../../config/svr-config.schema.json');
 const { describeJsonSyntaxError } = require('./json-error');
+const { compileTrustedProxies } = require('../http/trusted-proxies');
 
 const { DEFAULT_CONFIG_FILE } = require('../product');
 
@@ -180,7 +181,7 @@ function modKeyProblem(key, value, isValid) {
 // ---- what the schema cannot say ----
 
 function semanticProblems(config, baseDir) {
-  return [wwwrootProblem(config, baseDir), timeoutProblem(config), proxyProtocolProblem(config)].filter(Boolean);
+  return [wwwrootProblem(config, baseDir), timeoutProblem(config), proxyProtocolProblem(config), ...trustedProxiesProblems(config)].filter(Boolean);
 }
 
 function wwwrootProblem(config, baseDir) {
@@ -207,6 +208,15 @@ function timeoutProblem({ headersTimeout, requestTimeout }) {
     key: 'headersTimeout',
     message: `expected an integer <= requestTimeout (${requestTimeout}), found ${headersTimeout}`,
   };
+}
+
+// "999.1.1.1" or "10.0.0.0/40" pass the schema's pattern; the real parser says why they are wrong.
+function trustedProxiesProblems({ trustedProxies }) {
+  if (!Array.isArray(trustedProxies) || !trustedProxies.every((entry) => typeof entry === 'string')) return [];
+  return compileTrustedProxies(trustedProxies).errors.map((error) => {
+    const [key, ...rest] = error.split(': ');
+    return { key, message: rest.join(': ') };
+  });
 }
 
 // A PROXY protocol header is believed only from trustedProxies: with none, nobody could connect.
