@@ -43,7 +43,6 @@ function compileRule(entry, at, errors) {
   const verifyTLS = entry.verifyTLS !== false;
   const upstreams = targets.map((target) => new Upstream(target, { verifyTLS, idleMs: timeouts.idle }));
   return {
-    index: Number(at.slice(6, -1)),
     prefix,
     // "/api/" also takes "/api" (forwarded as the prefix's root), as a user would expect.
     bare: prefix.length > 1 && prefix.endsWith('/') ? prefix.slice(0, -1) : null,
