@@ -410,3 +410,44 @@ test('a large upload streams with bounded memory (backpressure)', async () => {
     assert.ok(peak - before < 96 * 1024 * 1024, `memory grew by ${Math.round((peak - before) / 1048576)} MiB`);
   } finally { closeAll(proxy, up); }
 });
+
+test('WebSockets from HTTP/2 clients (extended CONNECT, RFC 8441) to an HTTP/1.1 upstream', async (t) => {
+  const http2 = require('node:http2');
+  const { startTlsServer } = require('./tls-helpers');
+  const { acceptEcho, encodeFrame, decodeFrames } = require('./support/lb/websocket');
+  const up = http.createServer();
+  up.on('upgrade', (req, socket) => acceptEcho(req, socket));
+  await listen(up);
+  const server = await startTlsServer({ config: { enableHTTP2: true, proxy: [{ path: '/app/', upstreams: [`http://127.0.0.1:${up.address().port}`] }] } });
+  t.after(async () => { await server.stop(); closeAll(up); });
+  const session = http2.connect(server.httpsUrl, { rejectUnauthorized: false });
+  t.after(() => session.close());
+  const [settings] = await once(session, 'remoteSettings');
+  assert.equal(settings.enableConnectProtocol, true);
+  const stream = session.request({ ':method': 'CONNECT', ':protocol': 'websocket', ':path': '/app/chat', ':scheme': 'https', ':authority': `localhost:${server.sport}`, 'sec-websocket-version': '13' }, { endStream: false });
+  const [headers] = await once(stream, 'response');
+  assert.equal(headers[':status'], 200);
+  stream.write(encodeFrame('over h2', { mask: true }));
+  let buffered = Buffer.alloc(0);
+  let echo = null;
+  for (let i = 0; i < 10 && echo === null; i++) {
+    const [chunk] = await once(stream, 'data');
+    const { frames, rest } = decodeFrames(Buffer.concat([buffered, chunk]));
+    buffered = rest;
+    if (frames.length) echo = frames[0].text;
+  }
+  assert.equal(echo, 'echo:over h2');
+  // The close handshake: the upstream ends its socket, svr ends the stream, the client its side.
+  const ended = new Promise((resolve) => stream.once('end', resolve));
+  stream.resume();
+  stream.write(encodeFrame('', { mask: true, opcode: 0x8 }));
+  await ended;
+  stream.end();
+  await new Promise((resolve) => (stream.closed ? resolve() : stream.once('close', resolve)));
+  await server.waitForLog(/"CONNECT \/app\/chat HTTP\/2\.0" 200 /, 'stdout');
+  // A CONNECT outside the proxy rules is refused like any unknown method.
+  const other = session.request({ ':method': 'CONNECT', ':protocol': 'websocket', ':path': '/elsewhere', ':scheme': 'https', ':authority': `localhost:${server.sport}` }, { endStream: false });
+  const [otherHeaders] = await once(other, 'response');
+  assert.ok(otherHeaders[':status'] >= 400, `status ${otherHeaders[':status']}`);
+  other.close();
+});

@@ -118,6 +118,8 @@ function createSecureServer(config, handler, serverOptions = {}) {
   }
   options.allowHTTP1 = true;
   if (serverOptions.maxHeaderSize) options.settings = { maxHeaderListSize: serverOptions.maxHeaderSize };
+  // WebSockets over HTTP/2 (RFC 8441 extended CONNECT), offered when there is a proxy to take them.
+  if (Array.isArray(config.proxy) && config.proxy.length > 0) options.settings = { ...options.settings, enableConnectProtocol: true };
   server = http2.createSecureServer(options, h);
   const sessions = new Set();
   let draining = false;

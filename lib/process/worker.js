@@ -8,7 +8,7 @@ const log = require('../log');
 const accessLog = require('../access-log');
 const { createPipeline } = require('../pipeline');
 const { createListeners } = require('../net/listeners');
-const { responseForUpgrade } = require('../http/upgrade');
+const { responseForUpgrade, routeConnect } = require('../http/upgrade');
 const { WorkerMetrics, ipcSink, createInternalEndpoints } = require('./worker-metrics');
 const { installCrashHandlers } = require('../request-context');
 
@@ -87,6 +87,7 @@ class Worker {
     server.on('connection', (socket) => this.track(socket));
     // Upgrade requests (WebSockets) run through the listener's own handler like any request.
     server.on('upgrade', (req, socket, head) => server.emit('request', req, responseForUpgrade(req, socket, head)));
+    server.on('connect', (req, res) => routeConnect(req, res, (r, s) => server.emit('request', r, s)));
     return new Promise((resolve) => {
       const onListenError = (error) => {
         const describe = FATAL_LISTEN_ERRORS[error.code];

@@ -6,18 +6,22 @@
 // both ways, backpressure by pipe()); the end or error of either side ends the other.
 // Any other answer is relayed as an ordinary response, after which the connection closes.
 //
-// HTTP/2 clients: WebSockets over HTTP/2 need extended CONNECT (RFC 8441), which svr does not
-// offer (it never sends SETTINGS_ENABLE_CONNECT_PROTOCOL), so browsers open their WebSockets
-// over HTTP/1.1 to an HTTP/2-enabled listener, which ALPN allows.
+// HTTP/2 clients open WebSockets with extended CONNECT (RFC 8441), which an HTTP/2 listener
+// offers when there are proxy rules: see tunnelFromHttp2.
 
+const crypto = require('node:crypto');
 const http = require('node:http');
 const net = require('node:net');
 const { upstreamRequestHeaders, clientResponseHeaders } = require('./forward-headers');
 const { upstreamPath } = require('./rules');
 
-// req.svr.upgrade: { socket, head } (the worker's 'upgrade' listener); res: a ServerResponse on
-// that socket, used for any answer that is not a 101 (an error page, a refusal relayed).
+const CLOSE_GRACE_MS = 1000;
+
+// req.svr.upgrade: { socket, head } (the worker's 'upgrade' listener), or { h2: true } for an
+// HTTP/2 extended CONNECT; res: a response for any answer that is not the switch (an error
+// page, a refusal relayed).
 function tunnel(req, res, rule, ctx) {
+  if (req.svr.upgrade.h2) return tunnelFromHttp2(req, res, rule, ctx);
   const { socket, head } = req.svr.upgrade;
   const upstream = rule.pool.pick(new Set());
   const { target } = upstream;
@@ -68,10 +72,75 @@ function tunnel(req, res, rule, ctx) {
   upReq.end();
 }
 
+// HTTP/2 (RFC 8441): the client's CONNECT stream becomes an HTTP/1.1 WebSocket handshake upstream
+// (GET with Upgrade, and the Sec-WebSocket-Key HTTP/2 has no use for); the upstream's 101 becomes
+// a 200 on the stream, and from then on the stream and the upstream socket are piped together.
+function tunnelFromHttp2(req, res, rule, ctx) {
+  const upstream = rule.pool.pick(new Set());
+  const { target } = upstream;
+  const { timeouts } = rule;
+  const protocol = req.headers[':protocol'];
+  let upgraded = false;
+  upstream.active++;
+  res.once('close', () => {
+    upstream.active--;
+    if (!upgraded) upReq.destroy();
+  });
+  const headers = upstreamRequestHeaders(req, rule, target, { ...ctx, upgrade: protocol });
+  if (protocol === 'websocket') {
+    headers['sec-websocket-key'] = crypto.randomBytes(16).toString('base64');
+    headers['sec-websocket-version'] = headers['sec-websocket-version'] || '13';
+  }
+  const upReq = upstream.module.request({
+    agent: false,
+    method: 'GET',
+    hostname: target.hostname,
+    port: target.port,
+    socketPath: target.socketPath,
+    path: upstreamPath(rule, target, req.url),
+    headers,
+    servername: target.protocol === 'https:' && !net.isIP(target.hostname) ? target.hostname : '',
+    rejectUnauthorized: upstream.agent.options.rejectUnauthorized !== false,
+    timeout: timeouts.connect,
+  });
+  upReq.on('socket', (s) => s.once('connect', () => s.setTimeout(timeouts.headers)));
+  upReq.on('timeout', () => upReq.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
+  upReq.on('error', (error) => {
+    if (upgraded) return;
+    upstream.recordFailure(rule.pool.passive);
+    ctx.log.warn(`proxy: HTTP/2 CONNECT ${req.url} -> ${upstream.label}: ${error.code || error.message}; answering 502`);
+    if (!res.headersSent) ctx.sendError(req, res, 502);
+    else res.destroy();
+  });
+  upReq.on('upgrade', (upRes, upSocket, upHead) => {
+    upgraded = true;
+    upstream.recordSuccess();
+    const answer = {};
+    for (const name of ['sec-websocket-protocol', 'sec-websocket-extensions']) if (upRes.headers[name]) answer[name] = upRes.headers[name];
+    res.writeHead(200, answer);
+    if (upHead.length) res.write(upHead);
+    upSocket.setTimeout(timeouts.tunnelIdle, () => upSocket.destroy());
+    upSocket.setNoDelay(true);
+    upSocket.on('error', () => upSocket.destroy());
+    upSocket.once('close', () => {
+      if (!res.writableEnded) res.end(); // END_STREAM; the client ends its side, or the grace does
+      setTimeout(() => res.destroy(), CLOSE_GRACE_MS).unref();
+    });
+    res.once('close', () => upSocket.destroy());
+    req.pipe(upSocket);
+    upSocket.pipe(res);
+  });
+  upReq.on('response', (upRes) => {
+    res.writeHead(upRes.statusCode, clientResponseHeaders(upRes, rule));
+    upRes.pipe(res);
+  });
+  upReq.end();
+  return undefined;
+}
+
 // Two sockets become one pipe. When one side ends, the other is ended after what is in flight
 // (pipe), and the ended side is finished too, so it closes even where half-open sockets are
-// allowed; when one side closes, the other gets a second to flush, then is destroyed.
-const CLOSE_GRACE_MS = 1000;
+// allowed; when one side closes, the other gets CLOSE_GRACE_MS to flush, then is destroyed.
 
 function join(client, upstream, idleMs) {
   for (const [from, to] of [[client, upstream], [upstream, client]]) {
