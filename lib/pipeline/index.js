@@ -2,7 +2,7 @@
 // The request pipeline of a worker: an explicit list of stages, built once per config.
 //
 //   createPipeline(config, { log, configFile, disableMods }) ->
-//     { site, proxy, handle(req, res), httpsRedirect(req, res) }
+//     { site, proxy, handle(req, res), httpsRedirect(req, res), proxyRequest?(req, res), connect?(req, socket, head) }
 //
 // Every request runs these stages in order; each answers it or calls next() (docs/architecture.md):
 //   serverHeaders   response-headers.js  Server + fixed customHeaders, first thing for every answer
@@ -31,13 +31,14 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
   site.sendError = createErrorPages(site);
   const fail = (req, res, error) => site.sendError(req, res, 500, { error });
   const proxy = createProxyStage(site);
+  const scripting = disableMods ? null : createScriptingStage(site);
   const stages = [
     createServerHeadersStage(site),
     createSanitizeStage(site),
     createRewriteStage(site),
     createPathHeadersStage(site),
     proxy,
-    disableMods ? null : createScriptingStage(site),
+    scripting,
     createStaticStage(site),
   ].filter(Boolean);
   const redirectStages = [
@@ -50,15 +51,16 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
     proxy, // null without `proxy` rules; its upstreamHealth() feeds the metrics
     handle: withRecord(runStages(stages, fail)),
     httpsRedirect: withRecord(runStages(redirectStages, fail)),
+    // Forward-proxy requests and CONNECT, for the listeners: null unless a mod takes them.
+    proxyRequest: (scripting && scripting.proxyRequest) || null,
+    connect: (scripting && scripting.connect) || null,
   };
 }
 
 // req.svr: the one per-request record the stages share (docs/architecture.md lists its fields).
 function withRecord(run) {
   return function handle(req, res) {
-    // upgrade: { socket, head } of an HTTP/1.1 Upgrade request (http/upgrade.js), else null.
-    const upgrade = req.svr ? req.svr.upgrade : null;
-    req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null, upgrade };
+    req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null };
     run(req, res);
   };
 }

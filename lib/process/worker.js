@@ -8,7 +8,7 @@ const log = require('../log');
 const accessLog = require('../access-log');
 const { createPipeline } = require('../pipeline');
 const { createListeners } = require('../net/listeners');
-const { responseForUpgrade, routeConnect } = require('../http/upgrade');
+const { BARE_501 } = require('../http/headers');
 const { WorkerMetrics, ipcSink, createInternalEndpoints } = require('./worker-metrics');
 const { installCrashHandlers } = require('../request-context');
 
@@ -39,21 +39,43 @@ class Worker {
     this.listeners = createListeners(config, {
       site: (req, res) => this.onRequest(req, res, this.pipeline.handle),
       httpsRedirect: (req, res) => this.onRequest(req, res, this.pipeline.httpsRedirect),
+      connect: (req, socket, head) => this.onConnect(req, socket, head),
     });
   }
 
   // The per-config parts, built once; a single-threaded reload builds them again. The pipeline
   // loads the mods and serverSideScript.js, so a mod that cannot load fails the start (or the
-  // reload) with its own message.
+  // reload) with its own message. The working directory is the web root, as SVR.JS documents
+  // for scripts and mods.
   build(config) {
     if (this.pipeline && this.pipeline.proxy) this.pipeline.proxy.close();
+    enterWebRoot(config.wwwroot);
     this.pipeline = createPipeline(config, { log, configFile: this.configFile, disableMods: this.disableMods });
     this.logRequest = accessLog.createAccessLog(config);
     this.internal = createInternalEndpoints(config, { isDraining: () => this.draining, metrics: this.metrics });
   }
 
+  // CONNECT: the mods' proxy handlers, or a bare 501 (SVR.JS's answer without a proxy mod).
+  // Over HTTP/2 the server emits 'connect' with (request, response): an extended CONNECT (a
+  // WebSocket, RFC 8441) goes down the pipeline to the reverse proxy when there is one; else 501.
+  onConnect(req, socket, head) {
+    if (typeof socket.writeHead === 'function' && req.headers[':protocol'] && this.pipeline.proxy) {
+      return this.onRequest(req, socket, this.pipeline.handle);
+    }
+    if (typeof socket.writeHead === 'function') {
+      socket.writeHead(501);
+      socket.end();
+      return undefined;
+    }
+    if (this.pipeline.connect) return this.pipeline.connect(req, socket, head);
+    socket.on('error', () => {});
+    socket.end(BARE_501);
+    return undefined;
+  }
+
   // handle: what answers the request (the site's pipeline, or the plain port's HTTPS redirect).
   // The health and metrics paths are answered first, neither logged nor counted.
+  // An absolute-form request goes to the mods that take proxy requests, when there are any.
   onRequest(req, res, handle) {
     const internal = this.internal && this.internal(req);
     if (!internal) {
@@ -69,7 +91,10 @@ class Worker {
     }
     // HTTP/2 has no Connection header: its sessions are sent a GOAWAY when the drain starts.
     if (this.draining && !res.headersSent && req.httpVersionMajor < 2) res.setHeader('Connection', 'close');
-    (internal || handle)(req, res);
+    if (internal) return internal(req, res);
+    if (this.pipeline.proxyRequest && handle === this.pipeline.handle && isAbsoluteForm(req.url)) return this.pipeline.proxyRequest(req, res);
+    handle(req, res);
+    return undefined;
   }
 
   track(socket) {
@@ -85,9 +110,6 @@ class Worker {
   listenOne(listener) {
     const { server, port } = listener;
     server.on('connection', (socket) => this.track(socket));
-    // Upgrade requests (WebSockets) run through the listener's own handler like any request.
-    server.on('upgrade', (req, socket, head) => server.emit('request', req, responseForUpgrade(req, socket, head)));
-    server.on('connect', (req, res) => routeConnect(req, res, (r, s) => server.emit('request', r, s)));
     return new Promise((resolve) => {
       const onListenError = (error) => {
         const describe = FATAL_LISTEN_ERRORS[error.code];
@@ -164,6 +186,18 @@ class Worker {
     this.exitCode = 1;
     if (this.hooks.recycle) this.hooks.recycle(reason);
     this.drain(0, this.config.shutdownTimeout);
+  }
+}
+
+function isAbsoluteForm(target) {
+  return typeof target === 'string' && target !== '*' && !target.startsWith('/');
+}
+
+function enterWebRoot(wwwroot) {
+  try {
+    process.chdir(wwwroot);
+  } catch (error) {
+    log.warn(`cannot make the web root ${wwwroot} the working directory: ${error.code || error.message}`);
   }
 }
 

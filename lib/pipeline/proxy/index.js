@@ -3,8 +3,9 @@
 // match wins) go to one of the rule's upstreams; the rest pass on to the next stage.
 //
 //   createProxyStage(site) -> null (no `proxy` rules) | stage(req, res, next)
-//     An HTTP/1.1 Upgrade request (WebSocket) comes through the pipeline like any other, with
-//     req.svr.upgrade = { socket, head } (see lib/http/upgrade.js); a matching rule tunnels it.
+//     An HTTP/1.1 Upgrade request (WebSocket) comes through the pipeline like any other, with a
+//     response on its socket and req.upgradeHead (lib/net/upgrade.js); so does an HTTP/2
+//     extended CONNECT (the worker's 'connect' listener). A matching rule tunnels them.
 //     stage.upstreamHealth() -> [{ upstream, up }]  for the metrics
 //     stage.close()           stops active health checks (pooled idle connections time out)
 //
@@ -33,7 +34,7 @@ function createProxyStage(site) {
   function stage(req, res, next) {
     const rule = findRule(rules, req, pathOf(req.url));
     if (!rule) return next();
-    if (req.svr && req.svr.upgrade) tunnel(req, res, rule, ctx);
+    if (isTunnel(req)) tunnel(req, res, rule, ctx);
     else forward(req, res, rule, ctx);
   }
 
@@ -43,6 +44,12 @@ function createProxyStage(site) {
     for (const rule of rules) rule.pool.stopChecks();
   };
   return stage;
+}
+
+// An HTTP/1.1 Upgrade (given to us with the bytes read past its headers) or an HTTP/2 CONNECT
+// with a :protocol (RFC 8441).
+function isTunnel(req) {
+  return req.upgradeHead !== undefined || (req.method === 'CONNECT' && req.httpVersionMajor === 2 && Boolean(req.headers[':protocol']));
 }
 
 function pathOf(url) {

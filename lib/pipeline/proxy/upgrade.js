@@ -17,12 +17,12 @@ const { upstreamPath } = require('./rules');
 
 const CLOSE_GRACE_MS = 1000;
 
-// req.svr.upgrade: { socket, head } (the worker's 'upgrade' listener), or { h2: true } for an
-// HTTP/2 extended CONNECT; res: a response for any answer that is not the switch (an error
-// page, a refusal relayed).
+// HTTP/1.1: req.socket and req.upgradeHead (lib/net/upgrade.js); HTTP/2: an extended CONNECT.
+// res: a response for any answer that is not the switch (an error page, a refusal relayed).
 function tunnel(req, res, rule, ctx) {
-  if (req.svr.upgrade.h2) return tunnelFromHttp2(req, res, rule, ctx);
-  const { socket, head } = req.svr.upgrade;
+  if (req.httpVersionMajor === 2) return tunnelFromHttp2(req, res, rule, ctx);
+  const socket = req.socket;
+  const head = req.upgradeHead || Buffer.alloc(0);
   const upstream = rule.pool.pick(new Set());
   const { target } = upstream;
   const { timeouts } = rule;
