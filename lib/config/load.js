@@ -204,7 +204,7 @@ function modKeyProblem(key, value, isValid) {
 function semanticProblems(config, baseDir) {
   const hostRoots = (Array.isArray(config.wwwrootVHost) ? config.wwwrootVHost : [])
     .map((host, i) => isPlainObject(host) && wwwrootProblem(host, baseDir, `wwwrootVHost[${i}].wwwroot`));
-  return [wwwrootProblem(config, baseDir), ...hostRoots, timeoutProblem(config), ...svrjsKeys.accessProblems(config)].filter(Boolean);
+  return [wwwrootProblem(config, baseDir), ...hostRoots, timeoutProblem(config), ...svrjsKeys.accessProblems(config), proxyProtocolProblem(config)].filter(Boolean);
 }
 
 function wwwrootProblem(config, baseDir, key = 'wwwroot') {
@@ -231,6 +231,13 @@ function timeoutProblem({ headersTimeout, requestTimeout }) {
     key: 'headersTimeout',
     message: `expected an integer <= requestTimeout (${requestTimeout}), found ${headersTimeout}`,
   };
+}
+
+// A PROXY protocol header is believed only from trustedProxies: with none, nobody could connect.
+function proxyProtocolProblem({ acceptProxyProtocol, trustedProxies }) {
+  const wanted = acceptProxyProtocol === true || (isPlainObject(acceptProxyProtocol) && Object.values(acceptProxyProtocol).includes(true));
+  if (!wanted || !Array.isArray(trustedProxies) || trustedProxies.length > 0) return null;
+  return { key: 'acceptProxyProtocol', message: 'needs trustedProxies: the addresses of the load balancers allowed to send the PROXY header' };
 }
 
 function resolvePaths(config, baseDir) {

@@ -4,6 +4,9 @@
 
 const http = require('node:http');
 const { createSecureServer } = require('./tls-context');
+const { requireProxyProtocol } = require('./proxy-protocol');
+const { compileTrustedProxies } = require('../http/trusted-proxies');
+const log = require('../log');
 const { handleUpgrade } = require('./upgrade');
 const { parseListenAddress } = require('../config/listen-address');
 const { closeSilentConnections } = require('./silent-connections');
@@ -45,12 +48,14 @@ function createListeners(config, handlers) {
     const server = http.createServer(serverOptions(config), boundPipelining(onRequest, MAX_PIPELINED_RUNNING));
     applyTimeouts(server, config);
     closeSilentConnections(server, config.headersTimeout);
+    expectProxyHeader(server, config, 'http');
     listeners.push({ server, port: config.port, listen: parseListenAddress(config.port), scheme: 'http', onRequest });
   }
   if (config.secure) {
     const { server, drain, reload } = createSecureServer(config, boundPipelining(handler, MAX_PIPELINED_RUNNING), serverOptions(config));
     applyTimeouts(server, config);
     closeSilentConnections(server, config.headersTimeout);
+    expectProxyHeader(server, config, 'https');
     listeners.push({ server, port: config.sport, listen: parseListenAddress(config.sport), scheme: 'https', drain, reload, onRequest: handler });
   }
   for (const { server, onRequest } of listeners) {
@@ -59,6 +64,14 @@ function createListeners(config, handlers) {
   }
   limitConnections(listeners.map(({ server }) => server), maxConnections(config));
   return listeners;
+}
+
+// acceptProxyProtocol: true (both listeners) or { http, https }.
+function expectProxyHeader(server, config, scheme) {
+  const wanted = config.acceptProxyProtocol;
+  if (wanted !== true && !(wanted && wanted[scheme] === true)) return;
+  const { isTrusted } = compileTrustedProxies(config.trustedProxies);
+  requireProxyProtocol(server, { isTrusted, timeoutMs: config.headersTimeout || 60000, log });
 }
 
 module.exports = { createListeners, serverOptions, applyTimeouts };

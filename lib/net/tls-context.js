@@ -134,6 +134,8 @@ function createSecureServer(config, handler, serverOptions = {}) {
   }
   options.allowHTTP1 = true;
   options.settings = http2Settings(config, serverOptions);
+  // WebSockets over HTTP/2 (RFC 8441 extended CONNECT), offered when there is a proxy to take them.
+  if (Array.isArray(config.proxy) && config.proxy.length > 0) options.settings.enableConnectProtocol = true;
   server = http2.createSecureServer(options, h);
   const sessions = new Set();
   let draining = false;

@@ -2,7 +2,7 @@
 // The request pipeline of a worker: an explicit list of stages, built once per config.
 //
 //   createPipeline(config, { log, configFile, disableMods }) ->
-//     { handle(req, res), httpsRedirect(req, res), proxyRequest?(req, res), connect?(req, socket, head) }
+//     { site, proxy, handle(req, res), httpsRedirect(req, res), proxyRequest?(req, res), connect?(req, socket, head) }
 //
 // Every request runs these stages in order; each answers it or calls next() (docs/architecture.md):
 //   serverHeaders   response-headers.js  Server + fixed customHeaders, first thing for every answer
@@ -15,6 +15,7 @@
 //   pathHeaders     response-headers.js  customHeaders with {path}, filled after rewriting
 //   hostHeaders     response-headers.js  customHeadersVHost: the matching host's headers on top
 //   accessRules     access/rules.js      nonStandardCodes: redirects, 401 logins, 403/410/...
+//   reverseProxy    proxy/               `proxy` rules: forwarded to upstreams (WebSocket upgrades too)
 //   scripting       scripting/           mods in name order, then serverSideScript.js
 //   status          status.js            /svrjsstatus.svr with allowStatus
 //   staticFiles     static/              files, directories, listings
@@ -30,6 +31,7 @@ const { createServerHeadersStage, createPathHeadersStage, createHostHeadersStage
 const { createVirtualHosts } = require('./virtual-hosts');
 const { createSanitizeStage } = require('./sanitize');
 const { createRewriteStage } = require('./rewrite');
+const { createProxyStage } = require('./proxy');
 const { createWwwRedirectStage } = require('./www-redirect');
 const { createPostfixStage } = require('./postfixes');
 const { createClientAddressStage } = require('./access/client-address');
@@ -46,6 +48,7 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
   applyEnvironment(config);
   const { scripting, staticFiles, rootScripting } = createRootStages(site, { disableMods });
   const fail = (req, res, error) => site.sendError(req, res, 500, { error });
+  const proxy = createProxyStage(site);
   const counters = config.allowStatus === true ? createRequestCounters() : null;
   const stages = [
     createServerHeadersStage(site),
@@ -58,6 +61,7 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
     createPathHeadersStage(site),
     createHostHeadersStage(site),
     createAccessRulesStage(site),
+    proxy,
     scripting,
     createStatusStage(site, counters),
     staticFiles,
@@ -72,6 +76,7 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
   ].filter(Boolean);
   return {
     site,
+    proxy, // null without `proxy` rules; its upstreamHealth() feeds the metrics
     handle: withRecord(runStages(stages, fail), counters),
     httpsRedirect: withRecord(runStages(redirectStages, fail), counters),
     // Forward-proxy requests and CONNECT, for the listeners: null unless a mod takes them.

@@ -11,6 +11,7 @@ const { describeListenAddress, removeStaleSockets } = require('../config/listen-
 const { version } = require('../../package.json');
 const { ensureCertificate, startRenewalTimer } = require('../net/certificate');
 const { Watchdog } = require('./watchdog');
+const { createPrimaryMetrics } = require('./metrics');
 
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_CAP_MS = 15000;
@@ -49,6 +50,8 @@ class Supervisor {
     if (errors.length > 0) this.exitWithErrors(problem || 'the config is invalid', errors);
     this.config = config;
     removeStaleSockets(config, log);
+    // Metrics (null when off): summed here from the workers' reports; set at start, a reload keeps them.
+    this.metrics = createPrimaryMetrics(config, { pool: () => this.pool });
     const count = workerCount(config);
     let listeners;
     try {
@@ -121,11 +124,13 @@ class Supervisor {
 
   onExit(worker, code, signal) {
     this.pool.delete(worker);
+    if (this.metrics) this.metrics.onWorkerExit(worker);
     if (this.stopping) return this.exitWhenEmpty();
     if (!this.started) return; // start() reports it: a worker that cannot start is fatal
     if (worker.svr.retiring || worker.svr.abandoned) return;
     const uptime = Date.now() - worker.svr.startedAt;
     log.warn(`worker ${worker.process.pid} died (${describeExit(code, signal)}) after ${uptime} ms`);
+    if (this.metrics) this.metrics.count('restarts');
     this.countDeath(worker, uptime);
     this.replaceLater(this.backoffDelay());
   }
@@ -141,6 +146,7 @@ class Supervisor {
   // A worker hit an uncaught exception: it keeps accepting until its replacement listens, then
   // is drained as in a reload (idle keep-alive connections get a grace, not a cut: finding 18).
   onMessage(worker, message) {
+    if (this.metrics) this.metrics.onWorkerMessage(worker, message);
     if (message?.type === 'recycle') this.onRecycle(worker, message);
     // The cluster's own "close" message travels before this one on the same ordered channel,
     // so by now no new connection will be handed to this worker: it may exit once idle.
@@ -153,6 +159,7 @@ class Supervisor {
     this.pool.delete(worker);
     const uptime = Date.now() - worker.svr.startedAt;
     log.warn(`worker ${worker.process.pid} is recycling after an uncaught exception (${message.message}) after ${uptime} ms`);
+    if (this.metrics) this.metrics.count('recycles');
     if (Number.isInteger(message.served)) worker.svr.served = message.served;
     this.countDeath(worker, uptime);
     this.replaceLater(this.backoffDelay()).then(() => this.drain(worker, RELOAD_IDLE_GRACE_MS));
@@ -219,6 +226,7 @@ class Supervisor {
         }
       }
       log.info(`reload complete: ${old.length} worker(s) replaced by ${target} in ${Date.now() - startedAt} ms`);
+      if (this.metrics) this.metrics.count('reloads');
     } catch (error) {
       if (this.stopping) return; // the stop drains every worker; abandoning them would cut requests
       log.error(`reload failed, still serving with the previous config: ${error.message}`);
@@ -242,12 +250,13 @@ class Supervisor {
 
   // A stop keeps to shutdownTimeout; a reload or recycle lets responses that are still moving go
   // on up to reloadTransferTimeout (the worker decides which: finding 14).
-  drain(worker, idleGraceMs, { stopping = false } = {}) {
+  // delayMs: health.drainDelay on stop (the worker keeps serving that long, health at 503).
+  drain(worker, idleGraceMs, { stopping = false, delayMs = 0 } = {}) {
     if (worker.isDead()) return; // died during a reload before its turn to retire
     const timeoutMs = this.config.shutdownTimeout;
     const transferTimeoutMs = stopping ? timeoutMs : Math.max(timeoutMs, this.config.reloadTransferTimeout ?? 0);
-    if (worker.isConnected()) worker.send({ type: 'drain', idleGraceMs, timeoutMs, transferTimeoutMs });
-    const backstop = setTimeout(() => worker.process.kill('SIGKILL'), transferTimeoutMs + 2000);
+    if (worker.isConnected()) worker.send({ type: 'drain', idleGraceMs, timeoutMs, transferTimeoutMs, delayMs });
+    const backstop = setTimeout(() => worker.process.kill('SIGKILL'), delayMs + transferTimeoutMs + 2000);
     worker.once('exit', () => clearTimeout(backstop));
   }
 
@@ -259,7 +268,7 @@ class Supervisor {
     }
     this.stopping = true;
     log.info(`${signal}: stopping gracefully (in-flight requests get up to ${this.config.shutdownTimeout} ms)`);
-    for (const worker of this.alive) this.drain(worker, 0, { stopping: true });
+    for (const worker of this.alive) this.drain(worker, 0, { stopping: true, delayMs: (this.config.health && this.config.health.drainDelay) || 0 });
     this.exitWhenEmpty();
   }
 

@@ -6,8 +6,9 @@ const log = require('../log');
 const accessLog = require('../access-log');
 const { readConfig, banner } = require('./primary');
 const { removeStaleSockets } = require('../config/listen-address');
-const { startWorker } = require('./worker');
+const { startWorker, drainDelay } = require('./worker');
 const { installCrashHandlers } = require('../request-context');
+const { createLocalMetricsSink } = require('./metrics');
 
 function runSingleThreaded(options) {
   const { config, errors, problem, warnings = [] } = readConfig(options);
@@ -25,6 +26,7 @@ function runSingleThreaded(options) {
       log.error(`cannot start: ${message}`);
       process.exit(1);
     },
+    metricsSink: createLocalMetricsSink(config),
   }, { disableMods: options.disableMods });
   // No primary to replace this process: after an uncaught exception it finishes what it is
   // serving and stops (exit code 1).
@@ -36,7 +38,7 @@ function runSingleThreaded(options) {
       process.exit(1);
     }
     log.info(`${signal}: stopping gracefully`);
-    worker.drain(0, worker.config.shutdownTimeout);
+    worker.drain(0, worker.config.shutdownTimeout, { delayMs: drainDelay(worker.config) });
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

@@ -10,6 +10,7 @@ const { createPipeline } = require('../pipeline');
 const { createListeners } = require('../net/listeners');
 const { BARE_501 } = require('../http/headers');
 const { throttledErrorLog } = require('../net/connection-limit');
+const { WorkerMetrics, ipcSink, createInternalEndpoints } = require('./worker-metrics');
 const { installCrashHandlers, observeUserCode } = require('../request-context');
 const { startHeartbeat } = require('./watchdog');
 const { watchProgress, SAMPLE_MS } = require('./drain-progress');
@@ -35,6 +36,11 @@ class Worker {
     this.draining = false;
     this.served = 0; // requests given to this worker; the primary's crash backoff reads it
     this.configFile = configFile;
+    // hooks.metricsSink: where the request counts go (the primary), when metrics are on.
+    this.metrics = hooks.metricsSink ? new WorkerMetrics(hooks.metricsSink, {
+      connections: () => this.sockets.size,
+      upstreams: () => (this.pipeline.proxy ? this.pipeline.proxy.upstreamHealth() : []),
+    }) : null;
     this.build(config);
     this.listeners = createListeners(config, {
       site: (req, res) => this.onRequest(req, res, this.pipeline.handle),
@@ -48,14 +54,20 @@ class Worker {
   // reload) with its own message. The working directory is the web root, as SVR.JS documents
   // for scripts and mods.
   build(config) {
+    if (this.pipeline && this.pipeline.proxy) this.pipeline.proxy.close();
     enterWebRoot(config.wwwroot);
     this.pipeline = createPipeline(config, { log, configFile: this.configFile, disableMods: this.disableMods });
     this.logRequest = accessLog.createAccessLog(config);
+    this.internal = createInternalEndpoints(config, { isDraining: () => this.draining, metrics: this.metrics });
   }
 
   // CONNECT: the mods' proxy handlers, or a bare 501 (SVR.JS's answer without a proxy mod).
-  // Over HTTP/2 the server emits 'connect' with (request, response): no tunnel there, 501.
+  // Over HTTP/2 the server emits 'connect' with (request, response): an extended CONNECT (a
+  // WebSocket, RFC 8441) goes down the pipeline to the reverse proxy when there is one; else 501.
   onConnect(req, socket, head) {
+    if (typeof socket.writeHead === 'function' && req.headers[':protocol'] && this.pipeline.proxy) {
+      return this.onRequest(req, socket, this.pipeline.handle);
+    }
     if (typeof socket.writeHead === 'function') {
       socket.writeHead(501);
       socket.end();
@@ -68,10 +80,15 @@ class Worker {
   }
 
   // handle: what answers the request (the site's pipeline, or the plain port's HTTPS redirect).
+  // The health and metrics paths are answered first, neither logged nor counted.
   // An absolute-form request goes to the mods that take proxy requests, when there are any.
   onRequest(req, res, handle) {
     this.served++;
-    if (this.logRequest) this.logRequest(req, res);
+    const internal = this.internal && this.internal(req);
+    if (!internal) {
+      if (this.logRequest) this.logRequest(req, res);
+      if (this.metrics) this.metrics.observe(req, res);
+    }
     // Sockets are tracked as accepted; over TLS req.socket is the TLS socket wrapping it
     // (for HTTP/2, a proxy of it), whose _parent is the accepted one.
     const state = this.sockets.get(req.socket) ?? this.sockets.get(req.socket?._parent);
@@ -81,6 +98,7 @@ class Worker {
     }
     // HTTP/2 has no Connection header: its sessions are sent a GOAWAY when the drain starts.
     if (this.draining && !res.headersSent && req.httpVersionMajor < 2) res.setHeader('Connection', 'close');
+    if (internal) return internal(req, res);
     if (this.pipeline.proxyRequest && handle === this.pipeline.handle && isAbsoluteForm(req.url)) return this.pipeline.proxyRequest(req, res);
     handle(req, res);
     return undefined;
@@ -121,9 +139,17 @@ class Worker {
   // instead, which is race-free; closing an idle socket races a request already on its way.
   // transferTimeoutMs (reloads and recycles): responses still moving at timeoutMs may go on
   // until then; the rest are cut at timeoutMs.
-  drain(idleGraceMs, timeoutMs, transferTimeoutMs = timeoutMs) {
+  // delayMs (health.drainDelay, on stop only): keep accepting and serving that long first, with
+  // the health path answering 503, so a load balancer takes this server out before it stops
+  // accepting connections.
+  drain(idleGraceMs, timeoutMs, { transferTimeoutMs = timeoutMs, delayMs = 0 } = {}) {
     if (this.draining) return;
     this.draining = true;
+    if (delayMs > 0) setTimeout(() => this.stopAccepting(idleGraceMs, timeoutMs, transferTimeoutMs), delayMs);
+    else this.stopAccepting(idleGraceMs, timeoutMs, transferTimeoutMs);
+  }
+
+  stopAccepting(idleGraceMs, timeoutMs, transferTimeoutMs) {
     // net.Server#close stops accepting; http.Server#close would also drop idle keep-alive
     // sockets at once (Node >= 19), which is exactly the race described above.
     for (const { server, drain } of this.listeners) {
@@ -171,7 +197,10 @@ class Worker {
   exit(reason) {
     if (reason) log.warn(`drain ${reason}`);
     accessLog.flush();
-    process.exit(this.exitCode);
+    const exit = () => process.exit(this.exitCode);
+    if (!this.metrics) return exit();
+    setTimeout(exit, 500).unref(); // the last report is worth waiting for, not forever
+    return this.metrics.flush(exit);
   }
 
   // After an uncaught exception: this process may be in a broken state, so it goes, but without
@@ -187,7 +216,7 @@ class Worker {
       log.warn('uncaught exception: this worker serves until its replacement listens, then finishes its in-flight requests and exits');
       this.hooks.recycle(reason, this.served);
       // No drain from the primary (gone, or no replacement could start): drain anyway.
-      setTimeout(() => this.drain(RECYCLE_IDLE_GRACE_MS, this.config.shutdownTimeout, this.config.reloadTransferTimeout), RECYCLE_WAIT_MS).unref();
+      setTimeout(() => this.drain(RECYCLE_IDLE_GRACE_MS, this.config.shutdownTimeout, { transferTimeoutMs: this.config.reloadTransferTimeout }), RECYCLE_WAIT_MS).unref();
       return;
     }
     log.warn('uncaught exception: this worker stops accepting, finishes its in-flight requests and exits');
@@ -225,13 +254,14 @@ function runClusterWorker() {
         fatal: (code, text) => process.send({ type: 'fatal', code, message: text }, () => process.exit(1)),
         recycle: (text, served) => { if (process.connected) process.send({ type: 'recycle', message: text, served }); },
         stoppedAccepting,
+        metricsSink: message.config.metrics ? ipcSink() : null,
       }, { disableMods: message.disableMods });
       if (worker) {
         const send = (beat) => { if (process.connected) process.send(beat); };
         observeUserCode(startHeartbeat({ stallTimeoutMs: message.config.workerStallTimeout, send, served: () => worker.served }));
       }
     } else if (message.type === 'drain' && worker) {
-      worker.drain(message.idleGraceMs, message.timeoutMs, message.transferTimeoutMs);
+      worker.drain(message.idleGraceMs, message.timeoutMs, { transferTimeoutMs: message.transferTimeoutMs, delayMs: message.delayMs });
     }
   });
   // The primary is gone (killed with -9, say): nobody supervises this worker any more.
@@ -242,11 +272,16 @@ function runClusterWorker() {
   // A terminal's Ctrl-C signals the whole process group (systemd, with KillMode=mixed, signals only
   // the primary): drain as the primary would ask. A terminal hang-up must not kill workers;
   // reloads are the primary's.
-  const drainNow = () => { if (worker) worker.drain(0, worker.config.shutdownTimeout); else process.exit(0); };
+  const drainNow = () => { if (worker) worker.drain(0, worker.config.shutdownTimeout, { delayMs: drainDelay(worker.config) }); else process.exit(0); };
   process.on('SIGTERM', drainNow);
   process.on('SIGINT', drainNow);
   process.on('SIGHUP', () => {});
   installCrashHandlers({ log, onCrash: (error) => (worker ? worker.recycle(error) : process.exit(1)) });
+}
+
+// How long a stopping server keeps serving with its health path at 503 (health.drainDelay).
+function drainDelay(config) {
+  return (config.health && config.health.drainDelay) || 0;
 }
 
 function startWorker(config, configFile, hooks, options) {
@@ -261,4 +296,4 @@ function startWorker(config, configFile, hooks, options) {
   return worker;
 }
 
-module.exports = { runClusterWorker, startWorker };
+module.exports = { runClusterWorker, startWorker, drainDelay };

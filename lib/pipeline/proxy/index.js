@@ -1,0 +1,60 @@
+'use strict';
+// The reverse-proxy stage: requests matching a `proxy` rule (path prefix, optional host; first
+// match wins) go to one of the rule's upstreams; the rest pass on to the next stage.
+//
+//   createProxyStage(site) -> null (no `proxy` rules) | stage(req, res, next)
+//     An HTTP/1.1 Upgrade request (WebSocket) comes through the pipeline like any other, with a
+//     response on its socket and req.upgradeHead (lib/net/upgrade.js); so does an HTTP/2
+//     extended CONNECT (the worker's 'connect' listener). A matching rule tunnels them.
+//     stage.upstreamHealth() -> [{ upstream, up }]  for the metrics
+//     stage.close()           stops active health checks (pooled idle connections time out)
+//
+// site: { config, sendError(req, res, status, options), log }.
+// Parts: rules.js (the rules, compiled once), upstreams.js (balancing and health),
+// forward.js (one request), upgrade.js (WebSocket tunnels), forward-headers.js (headers).
+
+const { compileProxyRules, findRule } = require('./rules');
+const { compileTrustedProxies } = require('../../http/trusted-proxies');
+const { forward } = require('./forward');
+const { tunnel } = require('./upgrade');
+
+function createProxyStage(site) {
+  const { config } = site;
+  if (!Array.isArray(config.proxy) || config.proxy.length === 0) return null;
+  const { rules, errors } = compileProxyRules(config);
+  const trusted = compileTrustedProxies(config.trustedProxies);
+  const problems = [...errors, ...trusted.errors];
+  if (problems.length) {
+    for (const rule of rules) rule.pool.stopChecks();
+    throw Object.assign(new Error(problems.join('\n')), { configErrors: problems });
+  }
+  const ctx = { isTrusted: trusted.isTrusted, sendError: site.sendError, log: site.log };
+  for (const rule of rules) rule.pool.startChecks({ 'user-agent': 'svr-health-check' });
+
+  function stage(req, res, next) {
+    const rule = findRule(rules, req, pathOf(req.url));
+    if (!rule) return next();
+    if (isTunnel(req)) tunnel(req, res, rule, ctx);
+    else forward(req, res, rule, ctx);
+  }
+
+  stage.upstreamHealth = () => rules.flatMap((rule) => rule.pool.upstreams.map((u) => ({ upstream: u.label, up: u.isUp() })));
+
+  stage.close = () => {
+    for (const rule of rules) rule.pool.stopChecks();
+  };
+  return stage;
+}
+
+// An HTTP/1.1 Upgrade (given to us with the bytes read past its headers) or an HTTP/2 CONNECT
+// with a :protocol (RFC 8441).
+function isTunnel(req) {
+  return req.upgradeHead !== undefined || (req.method === 'CONNECT' && req.httpVersionMajor === 2 && Boolean(req.headers[':protocol']));
+}
+
+function pathOf(url) {
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+}
+
+module.exports = { createProxyStage };

@@ -1,0 +1,173 @@
+'use strict';
+// Metrics, primary side: sums what the workers report and renders Prometheus' text format.
+// Workers count their own requests (lib/process/worker-metrics.js) and send the increments over
+// IPC about once a second and when they exit, so the totals live here and outlast any worker
+// (a recycle, a reload, a crash loses at most its last second). No user code runs here: this is
+// arithmetic on plain numbers from the workers and, when `metrics.port` is set, one small HTTP
+// listener that answers only the metrics path.
+//
+//   new MetricsAggregator() .ingest(key, report) .forget(key) .count(name) .render({ workers })
+//   createPrimaryMetrics(config, { pool() }) -> hooks for primary.js, or null when metrics are off
+//   createLocalMetricsSink(config) -> the same for --single-threaded, or null
+
+const http = require('node:http');
+const log = require('../log');
+
+const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const EVENTS = {
+  restarts: ['svr_worker_restarts_total', 'Workers that died unexpectedly and were replaced.'],
+  recycles: ['svr_worker_recycles_total', 'Workers replaced after an uncaught exception.'],
+  reloads: ['svr_reloads_total', 'Completed configuration reloads (SIGHUP).'],
+};
+
+class MetricsAggregator {
+  constructor() {
+    this.startedAt = Date.now();
+    this.requests = new Map(); // "GET 2xx" -> count
+    this.responseBytes = 0;
+    this.buckets = new Array(BUCKETS.length + 1).fill(0); // the last one is +Inf
+    this.durationSum = 0;
+    this.events = { restarts: 0, recycles: 0, reloads: 0 };
+    this.gauges = new Map(); // worker key -> { connections, upstreams: [{ upstream, up }] }
+  }
+
+  // report: { requests: { "GET 2xx": n }, bytes, buckets: [n...], sum, connections, upstreams }
+  ingest(key, report) {
+    for (const [name, n] of Object.entries(report.requests || {})) this.requests.set(name, (this.requests.get(name) || 0) + n);
+    this.responseBytes += report.bytes || 0;
+    (report.buckets || []).forEach((n, i) => { this.buckets[i] += n; });
+    this.durationSum += report.sum || 0;
+    this.gauges.set(key, { connections: report.connections || 0, upstreams: report.upstreams || [] });
+  }
+
+  forget(key) {
+    this.gauges.delete(key);
+  }
+
+  count(event) {
+    this.events[event]++;
+  }
+
+  render({ workers }) {
+    const out = [];
+    const metric = (name, type, help, samples) => {
+      out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+      for (const [labels, value] of samples) out.push(`${name}${labels} ${value}`);
+    };
+    metric('svr_http_requests_total', 'counter', 'Requests answered, by method and status class.',
+      [...this.requests].sort().map(([key, n]) => {
+        const [method, status] = key.split(' ');
+        return [`{method="${method}",status="${status}"}`, n];
+      }));
+    metric('svr_http_response_bytes_total', 'counter', 'Response body bytes sent.', [['', this.responseBytes]]);
+    let cumulative = 0;
+    const histogram = BUCKETS.map((le, i) => {
+      cumulative += this.buckets[i];
+      return [`_bucket{le="${le}"}`, cumulative];
+    });
+    cumulative += this.buckets[BUCKETS.length];
+    out.push('# HELP svr_http_request_duration_seconds Time from request to the end of the response.', '# TYPE svr_http_request_duration_seconds histogram');
+    for (const [suffix, n] of histogram) out.push(`svr_http_request_duration_seconds${suffix} ${n}`);
+    out.push(`svr_http_request_duration_seconds_bucket{le="+Inf"} ${cumulative}`,
+      `svr_http_request_duration_seconds_sum ${Number(this.durationSum.toFixed(6))}`,
+      `svr_http_request_duration_seconds_count ${cumulative}`);
+    const gauges = [...this.gauges.values()];
+    metric('svr_open_connections', 'gauge', 'Client connections open in the workers.', [['', gauges.reduce((sum, g) => sum + g.connections, 0)]]);
+    metric('svr_workers', 'gauge', 'Workers serving.', [['', workers]]);
+    for (const [event, [name, help]] of Object.entries(EVENTS)) metric(name, 'counter', help, [['', this.events[event]]]);
+    metric('svr_proxy_upstream_up', 'gauge', 'Proxy upstreams: 1 when every worker considers it healthy, else 0.', upstreamSamples(gauges));
+    metric('svr_start_time_seconds', 'gauge', 'When the server started (Unix time).', [['', Math.floor(this.startedAt / 1000)]]);
+    return `${out.join('\n')}\n`;
+  }
+}
+
+function upstreamSamples(gauges) {
+  const up = new Map();
+  for (const { upstreams } of gauges) {
+    for (const { upstream, up: isUp } of upstreams) up.set(upstream, (up.get(upstream) ?? true) && isUp);
+  }
+  return [...up].map(([upstream, isUp]) => [`{upstream="${upstream.replace(/["\\\n]/g, '_')}"}`, isUp ? 1 : 0]);
+}
+
+// The metrics' own listener (metrics.port): only GET/HEAD of the metrics path.
+function listenForScrapes(metrics, render) {
+  const server = http.createServer((req, res) => {
+    const path = req.url.split('?')[0];
+    if (path !== metrics.path) {
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      return res.end('not found\n');
+    }
+    return render().then((text) => {
+      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8', 'cache-control': 'no-store' });
+      res.end(req.method === 'HEAD' ? undefined : text);
+    });
+  });
+  server.on('error', (error) => log.error(`metrics: cannot listen on ${metrics.address}:${metrics.port}: ${error.message}`));
+  server.listen(metrics.port, metrics.address, () => log.info(`metrics on http://${metrics.address}:${server.address().port}${metrics.path}`));
+  server.unref();
+  return server;
+}
+
+// For primary.js: null when metrics are off. pool(): the serving workers. A scrape first asks
+// every serving worker for its latest counts (each answers with a report on the same ordered
+// channel), so what a client sent just before is counted; a worker that does not answer within
+// FLUSH_TIMEOUT_MS is rendered with what it reported last.
+const FLUSH_TIMEOUT_MS = 500;
+
+function createPrimaryMetrics(config, { pool }) {
+  if (!config.metrics) return null;
+  const aggregator = new MetricsAggregator();
+  const waiting = new Map(); // worker id -> [resolve]
+  const flushAll = () => Promise.all([...pool()].filter((w) => w.isConnected()).map((worker) => new Promise((resolve) => {
+    const timer = setTimeout(resolve, FLUSH_TIMEOUT_MS);
+    const list = waiting.get(worker.id) || [];
+    list.push(() => { clearTimeout(timer); resolve(); });
+    waiting.set(worker.id, list);
+    worker.send({ type: 'metrics-flush' });
+  })));
+  const render = async () => {
+    await flushAll();
+    return aggregator.render({ workers: pool().size });
+  };
+  if (config.metrics.port !== null && config.metrics.port !== undefined) listenForScrapes(config.metrics, render);
+  return {
+    aggregator,
+    // Reports and scrape requests from workers; answers the scrapes.
+    onWorkerMessage(worker, message) {
+      if (message.type === 'metrics') {
+        aggregator.ingest(worker.id, message.report);
+        const list = waiting.get(worker.id);
+        waiting.delete(worker.id);
+        if (list) for (const resolve of list) resolve();
+      } else if (message.type === 'metrics-scrape') {
+        render().then((text) => { if (worker.isConnected()) worker.send({ type: 'metrics-text', id: message.id, text }); });
+      }
+    },
+    onWorkerExit(worker) {
+      aggregator.forget(worker.id);
+    },
+    count(event) {
+      aggregator.count(event);
+    },
+  };
+}
+
+// --single-threaded: no primary; the worker's reports are summed in its own process.
+function createLocalMetricsSink(config) {
+  if (!config.metrics) return null;
+  const aggregator = new MetricsAggregator();
+  const sink = {
+    report(report, done) {
+      aggregator.ingest('local', report);
+      if (done) done();
+    },
+    scrape: async () => {
+      if (sink.onFlushRequest) sink.onFlushRequest();
+      return aggregator.render({ workers: 1 });
+    },
+  };
+  if (config.metrics.port !== null && config.metrics.port !== undefined) listenForScrapes(config.metrics, sink.scrape);
+  return sink;
+}
+
+module.exports = { MetricsAggregator, createPrimaryMetrics, createLocalMetricsSink, listenForScrapes, BUCKETS };

@@ -1,0 +1,135 @@
+'use strict';
+// Metrics and health, worker side.
+//
+// WorkerMetrics counts every request this worker answers (method, status class, body bytes,
+// duration) and sends the increments to whoever sums them (the primary over IPC, or the
+// in-process aggregator when single-threaded) once a second and when the worker exits.
+//
+// createInternalEndpoints(config, { isDraining, metrics }) -> match(req) -> answer(req, res) | null
+// The health path and (without its own port) the metrics path, answered before the pipeline,
+// never access-logged and never counted:
+//   health  200 "ok" while serving, 503 "draining" once the worker drains (stop, reload,
+//           recycle), so a load balancer moves traffic away while in-flight requests finish.
+//   metrics the Prometheus text, fetched from the primary (which holds the totals).
+
+const { BUCKETS } = require('./metrics');
+
+const REPORT_INTERVAL_MS = 1000;
+const SCRAPE_TIMEOUT_MS = 2000;
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'CONNECT', 'TRACE']);
+
+class WorkerMetrics {
+  // sink: { report(report, done?), scrape() -> Promise<string> }; probes: { connections(), upstreams() }
+  constructor(sink, probes) {
+    this.sink = sink;
+    this.probes = probes;
+    this.reset();
+    this.timer = setInterval(() => this.flush(), REPORT_INTERVAL_MS);
+    this.timer.unref();
+    sink.onFlushRequest = () => this.flush();
+  }
+
+  reset() {
+    this.requests = {};
+    this.bytes = 0;
+    this.buckets = new Array(BUCKETS.length + 1).fill(0);
+    this.sum = 0;
+  }
+
+  observe(req, res) {
+    const startedAt = process.hrtime.bigint();
+    res.once('close', () => {
+      const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
+      const key = `${METHODS.has(req.method) ? req.method : 'OTHER'} ${Math.floor(res.statusCode / 100)}xx`;
+      this.requests[key] = (this.requests[key] || 0) + 1;
+      this.bytes += bodyBytes(req, res);
+      let i = 0;
+      while (i < BUCKETS.length && seconds > BUCKETS[i]) i++;
+      this.buckets[i]++;
+      this.sum += seconds;
+    });
+  }
+
+  // Sends what was counted since the last report (and the gauges), then starts afresh.
+  flush(done) {
+    const report = {
+      requests: this.requests, bytes: this.bytes, buckets: this.buckets, sum: this.sum,
+      connections: this.probes.connections(), upstreams: this.probes.upstreams(),
+    };
+    this.reset();
+    this.sink.report(report, done);
+  }
+
+  // The primary gathers fresh counts from every worker (this one included) before rendering.
+  scrape() {
+    return this.sink.scrape();
+  }
+}
+
+function bodyBytes(req, res) {
+  if (req.method === 'HEAD' || res.statusCode === 304 || res.statusCode === 204) return 0;
+  const length = Number(res.getHeader('content-length'));
+  if (Number.isFinite(length)) return length;
+  return (req.svr && req.svr.bodyBytes) || 0;
+}
+
+// The sink for a cluster worker: reports and scrapes over IPC. sink.onFlushRequest is set by the
+// WorkerMetrics that uses it: the primary asks for fresh counts before it renders a scrape.
+function ipcSink() {
+  const pending = new Map();
+  let nextId = 1;
+  const sink = {};
+  process.on('message', (message) => {
+    if (message && message.type === 'metrics-flush' && sink.onFlushRequest) sink.onFlushRequest();
+    if (message && message.type === 'metrics-text' && pending.has(message.id)) {
+      pending.get(message.id)(message.text);
+      pending.delete(message.id);
+    }
+  });
+  return Object.assign(sink, {
+    report(report, done) {
+      if (!process.connected) return done && done();
+      return process.send({ type: 'metrics', report }, done && (() => done()));
+    },
+    scrape() {
+      return new Promise((resolve, reject) => {
+        if (!process.connected) return reject(new Error('no primary'));
+        const id = nextId++;
+        const timer = setTimeout(() => { pending.delete(id); reject(new Error('the primary did not answer')); }, SCRAPE_TIMEOUT_MS);
+        pending.set(id, (text) => { clearTimeout(timer); resolve(text); });
+        return process.send({ type: 'metrics-scrape', id });
+      });
+    },
+  });
+}
+
+function createInternalEndpoints(config, { isDraining, metrics }) {
+  const routes = new Map();
+  if (config.health) routes.set(config.health.path, (req, res) => answerHealth(res, isDraining()));
+  const metricsHere = config.metrics && (config.metrics.port === null || config.metrics.port === undefined);
+  if (metricsHere && metrics) routes.set(config.metrics.path, (req, res) => answerMetrics(req, res, metrics));
+  if (routes.size === 0) return null;
+  return (req) => {
+    const url = req.url || '';
+    const query = url.indexOf('?');
+    return routes.get(query === -1 ? url : url.slice(0, query)) || null;
+  };
+}
+
+function answerHealth(res, draining) {
+  const headers = { 'content-type': 'text/plain', 'cache-control': 'no-store' };
+  res.writeHead(draining ? 503 : 200, headers);
+  res.end(draining ? 'draining\n' : 'ok\n');
+}
+
+function answerMetrics(req, res, metrics) {
+  metrics.scrape().then((text) => {
+    res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8', 'cache-control': 'no-store' });
+    res.end(req.method === 'HEAD' ? undefined : text);
+  }, (error) => {
+    res.writeHead(503, { 'content-type': 'text/plain' });
+    res.end(`metrics unavailable: ${error.message}\n`);
+  });
+}
+
+module.exports = { WorkerMetrics, ipcSink, createInternalEndpoints };
