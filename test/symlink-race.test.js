@@ -141,3 +141,30 @@ for (const followSymlinks of [false, true]) {
     });
   });
 }
+
+describe('files svr reads once from the web root (error pages, .head/.foot)', () => {
+  let srv;
+  before(async () => {
+    srv = await startServer({ files: { 'serverSideScript.js': "if (req.url === '/script') res.responseEnd('BODY'); else elseCallback();\n" }, args: [], config: {} });
+  });
+  after(() => srv.stop());
+
+  it('are not read through a symbolic link out of the root', async () => {
+    const outside = path.join(srv.dir, 'outside');
+    fs.mkdirSync(outside);
+    fs.writeFileSync(path.join(outside, 'page'), `${MARK}-SECRET page`);
+    fs.symlinkSync(path.join(outside, 'page'), path.join(srv.root, '404.html'));
+    fs.symlinkSync(path.join(outside, 'page'), path.join(srv.root, '.head'));
+    fs.writeFileSync(path.join(srv.root, '.foot'), 'FOOT');
+    const since = srv.stderr().length;
+    srv.signal('SIGHUP'); // re-read them
+    await srv.waitForLog(/reload(ed)? .*(done|complete)|workers? .*ready/i, 'stderr', since);
+    const { request } = require('./helpers');
+    const missing = await request(`${srv.url}/missing`);
+    assert.equal(missing.status, 404);
+    assert.ok(!missing.text.includes(MARK), missing.text);
+    const script = await request(`${srv.url}/script`);
+    assert.ok(script.text.includes('BODY') && script.text.endsWith('FOOT'), script.text);
+    assert.ok(!script.text.includes(MARK), script.text);
+  });
+});

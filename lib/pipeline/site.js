@@ -4,6 +4,8 @@
 //
 //   site.config         the validated config (paths absolute, schema defaults applied)
 //   site.root           the web root's real path (a root that is not a readable directory is refused here)
+//   site.webRoot        opening files below the root so that what is served is checked on the
+//                       opened descriptor (web-root.js): flags, isAt, openSync, readContained
 //   site.configFile     the config file this came from
 //   site.log            { info, warn, error }
 //   site.serverName     how the server names itself in page footers (version only with exposeServerVersion)
@@ -19,6 +21,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { serverString, INSTALL_DIR, stateDirectory, modsDirectory } = require('../product');
 const { createAuthenticator } = require('./credentials');
+const { createWebRoot } = require('./web-root');
 
 const noopLog = { info() {}, warn() {}, error() {} };
 // svr's own code, hidden when the web root is the installation directory (or above it).
@@ -29,6 +32,7 @@ function createSite(config, { log = noopLog, configFile } = {}) {
   return {
     config,
     root,
+    webRoot: createWebRoot(root, { followSymlinks: config.followSymlinks === true, log }),
     configFile,
     log,
     serverName: serverString(config.exposeServerVersion === true),

@@ -15,7 +15,6 @@
 // goes to the error page footer when exposeModsInErrorPages is true). Callbacks that throw later
 // are handled by lib/request-context.js.
 
-const fs = require('node:fs');
 const http = require('node:http');
 const path = require('node:path');
 const querystring = require('node:querystring');
@@ -54,11 +53,12 @@ function createLogFacilities(log, who) {
   };
 }
 
-// .head / head.html and .foot / foot.html in the web root, read once.
-function readFirst(dir, names) {
+// .head / head.html and .foot / foot.html in the web root, read once, from a descriptor checked
+// to lie where the web root's symlink rule allows (site.webRoot).
+function readFirst(site, names) {
   for (const name of names) {
     try {
-      return fs.readFileSync(path.join(dir, name), 'utf8');
+      return site.webRoot.readContained(path.join(site.root, name));
     } catch { /* try the next one */ }
   }
   return '';
@@ -130,8 +130,8 @@ function redirectStatus(isTemporary, keepMethod) {
 
 function createStage(site, mods, script) {
   const { config, sendError, log } = site;
-  const head = readFirst(site.root, ['.head', 'head.html']);
-  const foot = readFirst(site.root, ['.foot', 'foot.html']);
+  const head = readFirst(site, ['.head', 'head.html']);
+  const foot = readFirst(site, ['.foot', 'foot.html']);
   const server = site.serverName;
   const limit = Number.isInteger(config.maxPostDataSize) ? config.maxPostDataSize : 1048576;
   const users = Array.isArray(config.users) ? config.users : [];

@@ -8,6 +8,7 @@
 //                   (listing.js, with enableDirectoryListing) or 403
 //   respond.js      one path for a file: representation, preconditions, HEAD/Range, body
 
+const fs = require('node:fs');
 const { sanitizeTarget, encodePath } = require('../../http/target');
 const { ALLOW } = require('../../http/headers');
 const { createResolver, errorStatus } = require('./resolve');
@@ -39,7 +40,21 @@ function createStaticStage(site) {
     return sanitizeTarget(req.url);
   }
 
+  // The directory the path policy accepted, confirmed on an opened descriptor (site.webRoot):
+  // a directory swapped for a link after the check is neither redirected to, indexed nor listed.
+  function directoryIsThere(real) {
+    try {
+      const opened = site.webRoot.openSync(real, { directory: true });
+      if (opened === null) return false;
+      fs.closeSync(opened.fd);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   function serveDirectory(req, res, pathname, real) {
+    if (!directoryIsThere(real)) return sendError(req, res, 404);
     if (!pathname.endsWith('/')) {
       // Redirect to the URL the client sent (as SVR.JS does, so a rewritten path is not exposed)
       // plus '/', query kept. If that URL already ends in '/', serve instead of looping.
