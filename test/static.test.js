@@ -129,7 +129,7 @@ describe("the server's own files", () => {
   before(async () => {
     // wwwroot is the directory holding the config file itself
     srv = await startServer({
-      config: { wwwroot: '.', modsDirectory: 'web/mods', followSymlinks: true },
+      config: { wwwroot: '.', allowSensitiveFilesInWebRoot: true, modsDirectory: 'web/mods', followSymlinks: true },
       files: { 'index.html': 'site', 'serverSideScript.js': 'secret()', 'sub/serverSideScript.js': 'secret()', 'mods/m.js': 'module.exports = (req, res, log, config, next) => next(); // mod()' },
     });
     fs.symlinkSync(srv.configFile, path.join(srv.root, 'config-link.json'));

@@ -11,7 +11,8 @@ const path = require('path');
 const schema = require('../../config/svr-config.schema.json');
 const { describeJsonSyntaxError } = require('./json-error');
 
-const { DEFAULT_CONFIG_FILE } = require('../product');
+const { DEFAULT_CONFIG_FILE, stateDirectory } = require('../product');
+const { sensitiveFiles } = require('./sensitive-files');
 
 // Keys holding file-system paths, resolved against the config file's directory.
 // (errorPages[].path and page404 stay relative to wwwroot, as in SVR.JS.)
@@ -62,7 +63,7 @@ function loadConfig(file, { extraValidators = {} } = {}) {
 function checkConfig(config, { file, configFile = path.resolve(file), extraValidators = {} }) {
   const problems = schemaProblems(config, extraValidators);
   if (isPlainObject(config)) {
-    problems.push(...semanticProblems(config, path.dirname(configFile)));
+    problems.push(...semanticProblems(config, path.dirname(configFile), configFile));
     resolvePaths(config, path.dirname(configFile));
   }
   const errors = inFileOrder(problems, config).map((problem) => formatProblem(file, problem));
@@ -133,9 +134,16 @@ function regexDetail(error) {
   return isBadRegex ? ` (${regexReason(error.data)})` : '';
 }
 
+// Why a required top-level key has no default, said where it is missing.
+const MISSING_HINTS = {
+  wwwroot: 'the directory to serve, relative to the config file (e.g. "web"). There is no default, so that ' +
+    'the config file\'s own directory (keys, certificates, backups) is never served by accident',
+};
+
 function missingKeyProblem(error, at, config) {
   const name = error.params.missingProperty;
-  const expected = expectation(error.parentSchema.properties[name]);
+  const hint = at.length === 0 && MISSING_HINTS[name];
+  const expected = hint || expectation(error.parentSchema.properties[name]);
   return { key: keyPath([...at, name], config), message: `missing (required): expected ${expected}` };
 }
 
@@ -179,8 +187,40 @@ function modKeyProblem(key, value, isValid) {
 
 // ---- what the schema cannot say ----
 
-function semanticProblems(config, baseDir) {
-  return [wwwrootProblem(config, baseDir), timeoutProblem(config)].filter(Boolean);
+function semanticProblems(config, baseDir, configFile) {
+  const wwwroot = wwwrootProblem(config, baseDir);
+  const secrets = wwwroot ? null : sensitiveFilesProblem(config, baseDir, configFile);
+  return [wwwroot, secrets, timeoutProblem(config)].filter(Boolean);
+}
+
+// A web root that holds the config file, a TLS key or certificate, or the state directory publishes
+// them at the first careless step (attack report finding 2): refused unless the operator says so.
+// (The pipeline never serves them either way: site.js protects them.)
+function sensitiveFilesProblem(config, baseDir, configFile) {
+  if (typeof config.wwwroot !== 'string' || config.allowSensitiveFilesInWebRoot === true) return null;
+  const state = config.stateDirectory ? path.resolve(baseDir, config.stateDirectory) : stateDirectory({});
+  const found = sensitiveFiles(path.resolve(baseDir, config.wwwroot), {
+    configFile,
+    tlsFiles: tlsFiles(config).map((file) => path.resolve(baseDir, file)),
+    stateDirectory: config.secure === true || fs.existsSync(state) ? state : null,
+  });
+  if (found.length === 0) return null;
+  const list = found.map(({ what, file }) => `${what} ${path.relative(path.resolve(baseDir, config.wwwroot), file) || '.'}`);
+  return {
+    key: 'wwwroot',
+    message: `${JSON.stringify(config.wwwroot)} contains ${list.join(', ')}: anyone could download them. ` +
+      'Point wwwroot at a directory of its own (e.g. "web"), move them out, ' +
+      'or set "allowSensitiveFilesInWebRoot": true (they are still never served)',
+  };
+}
+
+// Every TLS file a config names: cert, key and each sni pair's.
+function tlsFiles(config) {
+  const files = [config.cert, config.key];
+  if (isPlainObject(config.sni)) {
+    for (const pair of Object.values(config.sni)) if (isPlainObject(pair)) files.push(pair.cert, pair.key);
+  }
+  return files.filter((file) => typeof file === 'string' && file !== '');
 }
 
 function wwwrootProblem(config, baseDir) {

@@ -11,8 +11,10 @@
 //   site.serverName     how the server names itself in page footers (version only with exposeServerVersion)
 //   site.headers        { fixed: [[name, value]], withPath: [[name, value]] }: Server and customHeaders,
 //                       split into the ones sent as they are and the ones with SVR.JS's `{path}`
-//   site.protectedPaths real paths never served whatever the web root is: the config file, the mods
-//                       and state directories, svr's own code when the root contains it
+//   site.protectedPaths real paths never served whatever the web root is: the config file, the TLS
+//                       files (cert, key, sni), the mods and state directories, editor and backup
+//                       copies of them (config/sensitive-files.js), svr's own code when the root
+//                       contains it, and an old SVR.JS install's config.json, node_modules, log, temp
 //   site.authenticate   null, or authenticate(req) -> Promise<user name | null>: Basic credentials
 //                       checked against `users` (credentials.js), shared by every stage that asks
 //   site.sendError      set by the pipeline once the error pages are built (stage 6)
@@ -22,6 +24,7 @@ const path = require('node:path');
 const { serverString, INSTALL_DIR, stateDirectory, modsDirectory } = require('../product');
 const { createAuthenticator } = require('./credentials');
 const { createWebRoot } = require('./web-root');
+const { backupCopies, isSvrjsInstall, SVRJS_PRIVATE, realOrSelf } = require('../config/sensitive-files');
 
 const noopLog = { info() {}, warn() {}, error() {} };
 // svr's own code, hidden when the web root is the installation directory (or above it).
@@ -81,13 +84,18 @@ function headersFor(site, url) {
   return out;
 }
 
-function realOrSelf(p) {
-  try { return fs.realpathSync(p); } catch { return path.resolve(p); }
+function tlsFiles(config) {
+  const files = [config.cert, config.key];
+  for (const pair of Object.values(config.sni || {})) if (pair) files.push(pair.cert, pair.key);
+  return files;
 }
 
 function protectedPaths(config, configFile, root) {
-  const paths = [configFile, modsDirectory(config), stateDirectory(config)]
+  const secrets = [configFile, ...tlsFiles(config), stateDirectory(config)]
     .filter((p) => typeof p === 'string' && p !== '').map(realOrSelf);
+  // An old SVR.JS install directory as the web root: what SVR.JS itself refused to serve.
+  if (isSvrjsInstall(root)) secrets.push(...SVRJS_PRIVATE.map((name) => path.join(root, name)));
+  const paths = [...secrets, ...secrets.flatMap(backupCopies), realOrSelf(modsDirectory(config))];
   // A web root that itself lies inside one of svr's own directories is the admin's explicit choice.
   for (const name of OWN_FILES) {
     const p = realOrSelf(path.join(INSTALL_DIR, name));
