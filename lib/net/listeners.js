@@ -4,6 +4,7 @@
 
 const http = require('node:http');
 const { createSecureServer } = require('./tls-context');
+const { strictHttp } = require('./strict-http');
 
 function serverOptions(config) {
   return {
@@ -18,6 +19,7 @@ function applyTimeouts(server, config) {
   server.keepAliveTimeout = config.keepAliveTimeout;
   server.headersTimeout = config.headersTimeout;
   server.requestTimeout = config.requestTimeout;
+  strictHttp(server); // net/strict-http.js: parser errors get their RFC status; every header is counted
 }
 
 // handlers: { site(req, res), httpsRedirect(req, res) }, the worker's entry points. The plain

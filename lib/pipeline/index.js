@@ -6,19 +6,22 @@
 //
 // Every request runs these stages in order; each answers it or calls next() (docs/architecture.md):
 //   serverHeaders   response-headers.js  Server + fixed customHeaders, first thing for every answer
+//   strictHttp      strict-http.js       505, 400, 501, 431 where Node's HTTP/1 parser is lenient
 //   sanitize        sanitize.js          414, 400, 403, OPTIONS *, 301 to the clean URL; fills req.svr
 //   rewrite         rewrite.js           the rewrite map, first match wins, 403 on escape
 //   pathHeaders     response-headers.js  customHeaders with {path}, filled after rewriting
 //   scripting       scripting/           mods in name order, then serverSideScript.js
 //   staticFiles     static/              files, directories, listings
 // Errors from any stage, and every error status, are answered by error-pages.js (sendError).
-// The plain port of an HTTPS site runs a shorter list: serverHeaders, pathHeaders, httpsRedirect.
+// The plain port of an HTTPS site runs a shorter list: serverHeaders, strictHttp, pathHeaders,
+// httpsRedirect.
 
 const { createSite } = require('./site');
 const { runStages } = require('./runner');
 const { createErrorPages } = require('./error-pages');
 const { createServerHeadersStage, createPathHeadersStage } = require('./response-headers');
 const { createSanitizeStage } = require('./sanitize');
+const { createStrictHttpStage } = require('./strict-http');
 const { createRewriteStage } = require('./rewrite');
 const { createScriptingStage } = require('./scripting');
 const { createStaticStage } = require('./static');
@@ -30,6 +33,7 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
   const fail = (req, res, error) => site.sendError(req, res, 500, { error });
   const stages = [
     createServerHeadersStage(site),
+    createStrictHttpStage(site),
     createSanitizeStage(site),
     createRewriteStage(site),
     createPathHeadersStage(site),
@@ -38,6 +42,7 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
   ].filter(Boolean);
   const redirectStages = [
     createServerHeadersStage(site),
+    createStrictHttpStage(site),
     createPathHeadersStage(site),
     createHttpsRedirectStage(site),
   ].filter(Boolean);

@@ -42,19 +42,21 @@ function createStaticStage(site) {
 
   // The directory the path policy accepted, confirmed on an opened descriptor (site.webRoot):
   // a directory swapped for a link after the check is neither redirected to, indexed nor listed.
-  function directoryIsThere(real) {
+  // -> 0 when it is there, else the status to answer.
+  function directoryStatus(real) {
     try {
       const opened = site.webRoot.openSync(real, { directory: true });
-      if (opened === null) return false;
+      if (opened === null) return 404;
       fs.closeSync(opened.fd);
-      return true;
-    } catch {
-      return false;
+      return 0;
+    } catch (err) {
+      return errorStatus(err);
     }
   }
 
   function serveDirectory(req, res, pathname, real) {
-    if (!directoryIsThere(real)) return sendError(req, res, 404);
+    const status = directoryStatus(real);
+    if (status !== 0) return sendError(req, res, status);
     if (!pathname.endsWith('/')) {
       // Redirect to the URL the client sent (as SVR.JS does, so a rewritten path is not exposed)
       // plus '/', query kept. If that URL already ends in '/', serve instead of looping.

@@ -329,7 +329,12 @@ function createResponder(site, { isHidden }) {
     const entry = cache.entry(real, stats);
     entry.rel = rel;
     if (!entry.verified) {
-      const opened = openChecked(real);
+      let opened;
+      try {
+        opened = webRoot.openSync(real);
+      } catch (err) {
+        return failed(req, res, err); // EACCES -> 403, ELOOP (a final link) -> 404 ...
+      }
       if (opened === null) return sendError(req, res, 404);
       if (!sameFile(opened.stats, stats)) { // changed since the check: answer for what was opened
         const result = respondOpened(req, res, entry, { sibling: false }, opened);
