@@ -15,8 +15,10 @@
 //                       files (cert, key, sni), the mods and state directories, editor and backup
 //                       copies of them (config/sensitive-files.js), svr's own code when the root
 //                       contains it, and an old SVR.JS install's config.json, node_modules, log, temp
-//   site.authenticate   null, or authenticate(req) -> Promise<user name | null>: Basic credentials
-//                       checked against `users` (credentials.js), shared by every stage that asks
+//   site.authenticate   null, or authenticate(req) -> Promise<{ user, throttled, retryAfter }>:
+//                       Basic credentials checked against `users` (credentials.js), successes
+//                       remembered, failures throttled per client address; shared by every stage
+//                       that asks (a throttled answer has user null and retryAfter in seconds)
 //   site.sendError      set by the pipeline once the error pages are built (stage 6)
 
 const fs = require('node:fs');
@@ -41,7 +43,9 @@ function createSite(config, { log = noopLog, configFile } = {}) {
     serverName: serverString(config.exposeServerVersion === true),
     headers: compileHeaders(config),
     protectedPaths: protectedPaths(config, configFile, root),
-    authenticate: createAuthenticator(config.users),
+    authenticate: createAuthenticator(config.users, {
+      maxAuthFailures: config.maxAuthFailures, authFailureWindow: config.authFailureWindow, log,
+    }),
     sendError: null,
   };
 }

@@ -281,9 +281,12 @@ function createStage(site, mods, script) {
   return function scripting(req, res, next) {
     const state = { req, res, fail: (error) => fail(req, res, 500, { error }) };
     if (authenticate && req.headers.authorization !== undefined) {
-      return authenticate(req).then((name) => {
-        req.svr.user = name;
-        req.authUser = name;
+      return authenticate(req).then(({ user, throttled, retryAfter }) => {
+        req.svr.user = user;
+        req.authUser = user;
+        // Too many failures from this address: nothing was checked; whatever the script answers
+        // (its own 401, typically) tells the client when to try again.
+        if (throttled) res.setHeader('Retry-After', String(retryAfter));
         requestContext.run(state, run, req, res, next);
       });
     }
