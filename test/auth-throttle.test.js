@@ -62,6 +62,16 @@ describe('site.authenticate (unit)', () => {
   });
 });
 
+describe('password hashing (unit)', () => {
+  it('runs at most 2 slow hashes at once', async () => {
+    const authenticate = createAuthenticator(PBKDF2_USERS, { maxAuthFailures: 0 });
+    const results = await Promise.all(Array.from({ length: 6 }, (_, i) => authenticate(fakeReq(header('bob', `wrong${i}`)))));
+    assert.ok(results.every((r) => r.user === null && !r.throttled));
+    assert.equal(authenticate.stats.hashes, 6);
+    assert.equal(authenticate.stats.peakConcurrentHashes, 2);
+  });
+});
+
 describe('the throttle over HTTP', () => {
   let srv;
   before(async () => {

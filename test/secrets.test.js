@@ -82,7 +82,7 @@ describe('a web root that contains secrets', () => {
         const run = await runSvr(args);
         assert.equal(run.code, 1, `${args.join(' ')}: ${run.stderr}`);
         assert.match(run.stderr, /wwwroot: .*contains/, run.stderr);
-        for (const name of ['svr-config.json', 'site.key', 'site.crt', 'allowSensitiveFilesInWebRoot']) {
+        for (const name of ['svr-config.json', 'site.key', 'site.crt', 'the state directory state', 'allowSensitiveFilesInWebRoot']) {
           assert.ok(run.stderr.includes(name), `${name} in: ${run.stderr}`);
         }
       }

@@ -91,17 +91,18 @@ function createHashGate() {
     const next = waiting.shift();
     if (next) next();
   };
-  return function gate(work) {
-    if (running < MAX_CONCURRENT_HASHES) {
+  function gate(work) {
+    const start = () => {
       running++;
+      if (running > gate.peak) gate.peak = running;
       return work().finally(release);
-    }
+    };
+    if (running < MAX_CONCURRENT_HASHES) return start();
     if (waiting.length >= MAX_WAITING_HASHES) return null;
-    return new Promise((resolve) => waiting.push(resolve)).then(() => {
-      running++;
-      return work().finally(release);
-    });
-  };
+    return new Promise((resolve) => waiting.push(resolve)).then(start);
+  }
+  gate.peak = 0; // the most hashes that ran at once
+  return gate;
 }
 
 const NOT_THROTTLED = Object.freeze({ user: null, throttled: false, retryAfter: 0 });
@@ -112,7 +113,7 @@ const NOT_THROTTLED = Object.freeze({ user: null, throttled: false, retryAfter: 
 //   throttled   true when this client address is blocked (too many failures) and nothing was checked
 //   retryAfter  seconds until the address may try again (0 unless throttled); for Retry-After
 // options: maxAuthFailures (0 = no throttle), authFailureWindow (ms), log.
-// authenticate.stats.hashes counts the password hashes computed (for tests and diagnostics).
+// authenticate.stats: { hashes, peakConcurrentHashes } (for tests and diagnostics).
 function createAuthenticator(users, { maxAuthFailures = 10, authFailureWindow = 60000, log = { warn() {} } } = {}) {
   if (!Array.isArray(users) || users.length === 0) return null;
   const byName = new Map(users.map((user) => [user.name, user]));
@@ -165,6 +166,7 @@ function createAuthenticator(users, { maxAuthFailures = 10, authFailureWindow = 
     return { user: name, throttled: false, retryAfter: 0 };
   }
   authenticate.stats = stats;
+  Object.defineProperty(stats, 'peakConcurrentHashes', { get: () => gate.peak, enumerable: true });
   return authenticate;
 }
 
