@@ -24,7 +24,6 @@ function createStrictHttpStage(site) {
   const maxHeaderSize = site.config.maxHeaderSize || 16384;
 
   function refuse(req, res, status) {
-    req.svr.strictRefusal = status;
     return site.sendError(req, res, status, { headers: { Connection: 'close' } });
   }
 
