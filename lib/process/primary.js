@@ -278,7 +278,7 @@ function describeExit(code, signal) {
 }
 
 // How connections reach workers (frozen at the first fork). Measured with wrk on the 2-core machine
-// (issue 7, docs-speed.md): with keep-alive both policies serve the same requests per CPU second;
+// (docs/performance.md): with keep-alive both policies serve the same requests per CPU second;
 // with a new connection per request, round-robin costs the primary 13-15% of a core passing handles
 // and gets 1.2-1.7x fewer requests per CPU second than letting the workers accept() themselves.
 // So SCHED_NONE, unless NODE_CLUSTER_SCHED_POLICY says otherwise.

@@ -8,12 +8,12 @@
 //     there is neither a mod nor a script, so the pipeline runs without this stage.
 //
 // A request gets, before the first mod runs: req.parsedURL, req.originalParsedURL (frozen
-// url.parse-style objects with a `query` object), req.authUser (SVR.JS's name for req.svr.user, lib/pipeline/credentials.js); res.error(code[, extName][,
+// url.parse-style objects with a `query` object), req.authUser (SVR.JS's name for req.svr.user); res.error(code[, extName][,
 // error][, headers]), res.redirect(dest[, isTemporary][, keepMethod][, headers]),
 // res.responseEnd(body), res.head, res.foot. Errors: a synchronous throw or a rejected promise of
 // a mod, or a throw of the script, becomes a 500 for that request only (the mod's name/version
 // goes to the error page footer when exposeModsInErrorPages is true). Callbacks that throw later
-// are handled by lib/request-context.js.
+// are handled by request-context.js.
 
 const http = require('node:http');
 const path = require('node:path');
@@ -133,9 +133,7 @@ function createStage(site, mods, script) {
   const head = readFirst(site, ['.head', 'head.html']);
   const foot = readFirst(site, ['.foot', 'foot.html']);
   const server = site.serverName;
-  const limit = Number.isInteger(config.maxPostDataSize) ? config.maxPostDataSize : 1048576;
-  const users = Array.isArray(config.users) ? config.users : [];
-  const page404 = config.page404 === undefined ? '404.html' : config.page404;
+  const { maxPostDataSize: limit, users, page404 } = config; // schema defaults: 1 MiB, [], 404.html
   const warned = new Set();
   const authenticate = site.authenticate;
 

@@ -26,6 +26,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const vm = require('node:vm');
 const { createRequire } = require('node:module');
+const { hostMatches } = require('../../http/host');
 
 const SCRIPT_NAME = 'serverSideScript.js';
 
@@ -88,7 +89,7 @@ function compileServerSideScript(file) {
       scriptRequire, module, module.exports, file, path.dirname(file),
       require('node:os'), require('node:http'), require('node:https'), require('node:url'),
       fs, path, require('node:crypto'), require('node:stream'), require('node:readline'),
-      filterHeaders, checkHostname,
+      filterHeaders, hostMatches,
     );
   } catch (error) {
     throw new ScriptLoadError(file, `${error.name}: ${error.message}`, error);
@@ -114,21 +115,7 @@ function filterHeaders(headers) {
   return result;
 }
 
-// Is this request for `hostname`? "*" matches any host, "*.example.com" a subdomain or the
-// domain itself. Compared with the Host header (port removed), ignoring case.
-function checkHostname(req, hostname) {
-  if (hostname === undefined || hostname === null || hostname === '*') return true;
-  let host = String((req && req.headers && req.headers.host) || '').toLowerCase();
-  host = host.replace(/:\d+$/, '').replace(/\.$/, '');
-  const wanted = String(hostname).toLowerCase();
-  if (wanted.startsWith('*.')) {
-    const domain = wanted.slice(2);
-    return host === domain || host.endsWith(`.${domain}`);
-  }
-  return host === wanted;
-}
-
 module.exports = {
   compileServerSideScript, scriptPath, ScriptLoadError, SCRIPT_NAME,
-  filterHeaders, checkHostname, REQUEST_PARAMS,
+  filterHeaders, REQUEST_PARAMS,
 };

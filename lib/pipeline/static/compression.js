@@ -1,5 +1,5 @@
 'use strict';
-// Content coding for static files (issue 7): which responses may be compressed, which coding a
+// Content coding for static files: which responses may be compressed, which coding a
 // client accepts, and the compressors. No HTTP plumbing here; respond.js applies it.
 //
 //   createCompression(config) -> null when enableCompression is false, else {
@@ -13,6 +13,7 @@
 
 const { compileRegexString } = require('../../config/regex-string');
 const zlib = require('zlib');
+const { mediaType } = require('../../http/headers');
 
 // Below this many bytes compression saves too little to pay for its headers and CPU (Caddy: 512).
 const MIN_SIZE = 512;
@@ -40,11 +41,6 @@ const COMPRESSIBLE_TYPES = new Set([
 ]);
 const NEVER = /^(?:image|audio|video)\/|^application\/(?:zip|gzip|x-gzip|x-bzip2?|x-xz|zstd|x-7z-compressed|x-rar-compressed|vnd\.rar|octet-stream|pdf)$|^font\/woff2?$/;
 
-function mediaType(contentType) {
-  if (!contentType) return '';
-  const semi = contentType.indexOf(';');
-  return (semi === -1 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
-}
 
 function isCompressibleType(contentType) {
   const type = mediaType(contentType);
