@@ -208,7 +208,7 @@ function sensitiveFilesProblem(config, baseDir, configFile) {
   const list = found.map(({ what, file }) => `${what} ${path.relative(path.resolve(baseDir, config.wwwroot), file) || '.'}`);
   return {
     key: 'wwwroot',
-    message: `${JSON.stringify(config.wwwroot)} contains ${list.join(', ')}: anyone could download them. ` +
+    message: `${JSON.stringify(config.wwwroot)} contains ${list.join(', ')}: anyone could download ${found.length === 1 ? 'it' : 'them'}. ` +
       'Point wwwroot at a directory of its own (e.g. "web"), move them out, ' +
       'or set "allowSensitiveFilesInWebRoot": true (they are still never served)',
   };
