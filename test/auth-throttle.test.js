@@ -107,3 +107,14 @@ describe('the throttle over HTTP', () => {
     assert.equal(other, 'hi bob');
   });
 });
+
+describe('site.authenticate with { throttle: false } (unit)', () => {
+  it('neither blocks nor counts: for callers with their own count (the nonStandardCodes rules)', async () => {
+    const authenticate = createAuthenticator(USERS, { maxAuthFailures: 2 });
+    for (let i = 0; i < 5; i++) await authenticate(fakeReq(header('alice', 'wrong')), { throttle: false });
+    assert.equal((await authenticate(fakeReq(header('alice', 'x')))).throttled, false, 'nothing was counted');
+    await authenticate(fakeReq(header('alice', 'y')));
+    assert.equal((await authenticate(fakeReq(header('alice', 'z')))).throttled, true);
+    assert.equal((await authenticate(fakeReq(header('alice', 'secret')), { throttle: false })).user, 'alice');
+  });
+});

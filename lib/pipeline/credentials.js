@@ -107,8 +107,9 @@ function createHashGate() {
 
 const NOT_THROTTLED = Object.freeze({ user: null, throttled: false, retryAfter: 0 });
 
-// Returns authenticate(req) -> Promise<{ user, throttled, retryAfter }>, or null when no account
-// is configured:
+// Returns authenticate(req[, { throttle }]) -> Promise<{ user, throttled, retryAfter }>, or null
+// when no account is configured (throttle: false = neither blocked nor counted, for a caller that
+// keeps its own count, as the nonStandardCodes 401 rules do with SVR.JS's numbers):
 //   user        the name of the account whose password matches, else null
 //   throttled   true when this client address is blocked (too many failures) and nothing was checked
 //   retryAfter  seconds until the address may try again (0 unless throttled); for Retry-After
@@ -143,7 +144,7 @@ function createAuthenticator(users, { maxAuthFailures = 10, authFailureWindow = 
     return user && sameHex(computed, user.pass) ? user.name : null;
   }
 
-  async function authenticate(req) {
+  async function authenticate(req, { throttle = true } = {}) {
     const header = req.headers.authorization;
     const credentials = parseBasic(header);
     if (!credentials) return NOT_THROTTLED;
@@ -152,13 +153,14 @@ function createAuthenticator(users, { maxAuthFailures = 10, authFailureWindow = 
     const known = rememberedUser(key, now);
     if (known !== null) return { user: known, throttled: false, retryAfter: 0 };
     const address = (req.socket && req.socket.remoteAddress) || '';
-    const wait = failures ? failures.blockedFor(address, now) : 0;
+    const counted = throttle && failures !== null;
+    const wait = counted ? failures.blockedFor(address, now) : 0;
     if (wait > 0) return throttled(wait);
     const pending = gate(() => check(credentials));
     if (pending === null) return throttled(1000); // too many hashes waiting: shed, do not queue
     const name = await pending;
     if (name === null) {
-      if (failures) failures.fail(address, Date.now());
+      if (counted) failures.fail(address, Date.now());
       return NOT_THROTTLED;
     }
     if (remembered.size >= SUCCESS_LIMIT) remembered.delete(remembered.keys().next().value);
