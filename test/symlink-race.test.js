@@ -31,6 +31,8 @@ const REQUESTS = [
   { path: '/race/d/' },
   { path: '/race/d/', headers: { Accept: 'application/json' } },
   { path: '/race/d' },
+  { path: '/race/page.html' }, // wrapped in .head/.foot (enableIncludingHeadAndFootInHTML)
+  { path: '/race/d/index.html' },
 ];
 
 function prepare(srv) {
@@ -49,6 +51,8 @@ function prepare(srv) {
   fs.writeFileSync(path.join(root, 'inside-big.txt'), 'inside big file '.repeat(5000));
   fs.mkdirSync(path.join(root, 'race', 'd'), { recursive: true });
   fs.copyFileSync(path.join(root, 'inside.txt'), path.join(root, 'race', 'f.txt'));
+  fs.writeFileSync(path.join(root, 'inside.html'), '<p>inside page</p>');
+  fs.copyFileSync(path.join(root, 'inside.html'), path.join(root, 'race', 'page.html'));
   fs.copyFileSync(path.join(root, 'inside-big.txt'), path.join(root, 'race', 'big.txt'));
   fs.writeFileSync(path.join(root, 'race', 'd', 'passwd'), 'inside passwd');
   fs.writeFileSync(path.join(root, 'race', 'd', 'app.js'), `// ${'inside script '.repeat(200)}`);
@@ -122,7 +126,8 @@ for (const followSymlinks of [false, true]) {
     let srv;
     before(async () => {
       srv = await startServer({
-        config: { workers: 2, followSymlinks, enableDirectoryListing: true, fileCacheMaxFileSize: 16384 },
+        config: { workers: 2, followSymlinks, enableDirectoryListing: true, fileCacheMaxFileSize: 16384, enableIncludingHeadAndFootInHTML: true },
+        files: { '.head': '<!-- head -->' },
       });
     });
     after(() => srv.stop());

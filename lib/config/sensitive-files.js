@@ -3,13 +3,11 @@
 //   sensitiveFiles(root, { configFile, tlsFiles, stateDirectory }) -> [{ what, file }] inside root
 //   backupCopies(file) -> the names editors and admins leave beside a file: file~, file.bak,
 //                         file.orig, file.swp, .file.swp (vim), .#file (emacs lock), #file# (emacs)
-//   SVRJS_PRIVATE: what an old SVR.JS install directory holds beside svr.js that is not public
+//   isSvrjsInstall(dir): an old SVR.JS install directory (svr.js or svr.compressed, config.json)
 // config/ uses the first to refuse a start; the pipeline's site.js protects all of them.
 
 const fs = require('node:fs');
 const path = require('node:path');
-
-const SVRJS_PRIVATE = ['config.json', 'node_modules', 'log', 'temp'];
 
 function realOrSelf(p) {
   try { return fs.realpathSync(p); } catch { return path.resolve(p); }
@@ -37,9 +35,10 @@ function backupCopies(file) {
     path.join(dir, `.${base}.swp`), path.join(dir, `.#${base}`), path.join(dir, `#${base}#`)];
 }
 
-// An old SVR.JS install directory: svr.js with config.json beside it.
+// An old SVR.JS install directory: svr.js (or svr.compressed) with config.json beside it.
 function isSvrjsInstall(dir) {
-  return fs.existsSync(path.join(dir, 'svr.js')) && fs.existsSync(path.join(dir, 'config.json'));
+  return fs.existsSync(path.join(dir, 'config.json')) &&
+    (fs.existsSync(path.join(dir, 'svr.js')) || fs.existsSync(path.join(dir, 'svr.compressed')));
 }
 
-module.exports = { sensitiveFiles, backupCopies, isSvrjsInstall, SVRJS_PRIVATE, realOrSelf };
+module.exports = { sensitiveFiles, backupCopies, isSvrjsInstall, realOrSelf };

@@ -14,7 +14,9 @@
 //   site.protectedPaths real paths never served whatever the web root is: the config file, the TLS
 //                       files (cert, key, sni), the mods and state directories, editor and backup
 //                       copies of them (config/sensitive-files.js), svr's own code when the root
-//                       contains it, and an old SVR.JS install's config.json, node_modules, log, temp
+//                       contains it, and an old SVR.JS install's config.json (always) and its
+//                       code, modules, logs and temp files (unless disableServerSideScriptExpose
+//                       is false)
 //   site.authenticate   null, or authenticate(req) -> Promise<{ user, throttled, retryAfter }>:
 //                       Basic credentials checked against `users` (credentials.js), successes
 //                       remembered, failures throttled per client address; shared by every stage
@@ -33,7 +35,7 @@ const path = require('node:path');
 const { serverString, INSTALL_DIR, stateDirectory, modsDirectory } = require('../product');
 const { createAuthenticator } = require('./credentials');
 const { createWebRoot } = require('./web-root');
-const { backupCopies, isSvrjsInstall, SVRJS_PRIVATE, realOrSelf } = require('../config/sensitive-files');
+const { backupCopies, isSvrjsInstall, realOrSelf } = require('../config/sensitive-files');
 const { compileHostPattern } = require('../http/host');
 const { compileAddressList } = require('../http/address-list');
 
@@ -139,8 +141,10 @@ function tlsFiles(config) {
 function protectedPaths(config, configFile, root) {
   const secrets = [configFile, ...tlsFiles(config), stateDirectory(config)]
     .filter((p) => typeof p === 'string' && p !== '').map(realOrSelf);
-  // An old SVR.JS install directory as the web root: what SVR.JS itself refused to serve.
-  if (isSvrjsInstall(root)) secrets.push(...SVRJS_PRIVATE.map((name) => path.join(root, name)));
+  // An old SVR.JS install directory as the web root: its config.json holds password hashes, so it
+  // (and its backup copies) is never served, even with disableServerSideScriptExpose false, which
+  // governs the rest of SVR.JS's files (svrjsInstallPaths below).
+  if (isSvrjsInstall(root)) secrets.push(path.join(root, 'config.json'));
   const paths = [...secrets, ...secrets.flatMap(backupCopies), realOrSelf(modsDirectory(config))];
   // A web root that itself lies inside one of svr's own directories is the admin's explicit choice.
   for (const name of OWN_FILES) {
@@ -158,9 +162,7 @@ const SVRJS_FILES = ['config.json', 'svr.js', 'svr.compressed', 'modloader', 'no
 
 function svrjsInstallPaths(config, root) {
   if (config.disableServerSideScriptExpose === false) return [];
-  const isInstall = fs.existsSync(path.join(root, 'config.json')) &&
-    (fs.existsSync(path.join(root, 'svr.js')) || fs.existsSync(path.join(root, 'svr.compressed')));
-  return isInstall ? SVRJS_FILES.map((name) => path.join(root, name)) : [];
+  return isSvrjsInstall(root) ? SVRJS_FILES.map((name) => path.join(root, name)) : [];
 }
 
 module.exports = { createSite, fillPath, headersFor, hostSite, compileVirtualHosts, firstMatch };

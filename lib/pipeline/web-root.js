@@ -18,8 +18,9 @@
 //   webRoot.flags                 open flags for files below the root
 //   webRoot.isAt(fd, real)        true when the descriptor's file is really at `real`
 //   webRoot.openSync(real, { directory })  -> { fd, stats } | null (null: not at `real` any more)
-//   webRoot.readContained(file[, maxBytes]) -> string: a whole (small) file read under the same rule
-//                                   when it lies below the root (error pages, .head/.foot)
+//   webRoot.readContained(file[, maxBytes[, encoding]]) -> string (Buffer with encoding null): a
+//                                   whole small file read under the same rule when it lies below
+//                                   the root (error pages, .head/.foot, listing header/footer)
 //   webRoot.dirPath(fd, real)     -> a path that names the opened directory itself (for readdir/stat)
 //
 // Without /proc (not Linux, or /proc not mounted) the location cannot be read from a descriptor:
@@ -89,7 +90,7 @@ function createWebRoot(root, { followSymlinks = false, log } = {}) {
 
   // For files svr reads once (custom error pages, .head/.foot): below the root, the file's real
   // location must be the path itself (followSymlinks false) or lie inside the root (true).
-  function readContained(file, maxBytes = Infinity) {
+  function readContained(file, maxBytes = Infinity, encoding = 'utf8') {
     const fd = fs.openSync(file, inside(file) ? flags : O_RDONLY | O_NONBLOCK);
     try {
       if (inside(file)) { // outside the site it is the admin's explicit choice
@@ -101,7 +102,7 @@ function createWebRoot(root, { followSymlinks = false, log } = {}) {
       const stats = fs.fstatSync(fd);
       if (!stats.isFile()) throw Object.assign(new Error(`${file} is not a regular file`), { code: 'EISDIR' });
       if (stats.size > maxBytes) throw Object.assign(new Error(`${file} is larger than ${maxBytes} bytes`), { code: 'EFBIG' });
-      return fs.readFileSync(fd, 'utf8');
+      return fs.readFileSync(fd, encoding);
     } finally {
       fs.closeSync(fd);
     }

@@ -40,6 +40,7 @@ while (Date.now() < until) {
   const toLink = swaps % 2 === 0;
   swapFile(path.join(race, 'f.txt'), path.join(outside, 'secret.txt'), path.join(root, 'inside.txt'), toLink);
   swapFile(path.join(race, 'big.txt'), path.join(outside, 'big-secret.txt'), path.join(root, 'inside-big.txt'), toLink);
+  swapFile(path.join(race, 'page.html'), path.join(outside, 'index.html'), path.join(root, 'inside.html'), toLink);
   swapDir(path.join(race, 'd'), outside, path.join(race, 'd-aside'), toLink);
   swaps++;
 }

@@ -23,14 +23,13 @@ const { encodePath, encodeSegment } = require('../../http/target');
 const MAX_ENTRIES = 10000;
 const MAX_CUSTOM_BYTES = 64 * 1024;
 
-// The first of `names` in `dir` that is a readable file of at most MAX_CUSTOM_BYTES, else null.
-function readCustom(dir, names) {
+// The first of `names` in `dir` that is a readable file of at most MAX_CUSTOM_BYTES, else null;
+// read from a descriptor checked to lie where the web root's symlink rule allows (site.webRoot).
+function readCustom(webRoot, dir, names) {
   for (const name of names) {
     try {
-      const file = path.join(dir, name);
-      const st = fs.statSync(file);
-      if (st.isFile() && st.size <= MAX_CUSTOM_BYTES) return fs.readFileSync(file, 'utf8');
-    } catch { /* not there: try the next one */ }
+      return webRoot.readContained(path.join(dir, name), MAX_CUSTOM_BYTES);
+    } catch { /* not there, too large, or not allowed: try the next one */ }
   }
   return null;
 }
@@ -78,14 +77,14 @@ function createListing(site, { isHidden }) {
   const allowDotfiles = site.config.allowDotfiles === true;
   const footer = escapeHTML(site.serverName);
   const withDefaultHead = site.config.enableDirectoryListingWithDefaultHead === true;
-  const defaultHead = withDefaultHead ? readCustom(realRoot, ['.head', 'head.html']) : null;
-  const defaultFoot = withDefaultHead ? readCustom(realRoot, ['.foot', 'foot.html']) : null;
+  const defaultHead = withDefaultHead ? readCustom(site.webRoot, realRoot, ['.head', 'head.html']) : null;
+  const defaultFoot = withDefaultHead ? readCustom(site.webRoot, realRoot, ['.foot', 'foot.html']) : null;
 
   function customParts(realDir) {
     return {
-      head: readCustom(realDir, ['.dirhead', 'HEAD.html']) ?? defaultHead ?? '',
-      description: readCustom(realDir, ['.maindesc']),
-      foot: readCustom(realDir, ['.dirfoot', 'FOOT.html']) ?? defaultFoot ?? '',
+      head: readCustom(site.webRoot, realDir, ['.dirhead', 'HEAD.html']) ?? defaultHead ?? '',
+      description: readCustom(site.webRoot, realDir, ['.maindesc']),
+      foot: readCustom(site.webRoot, realDir, ['.dirfoot', 'FOOT.html']) ?? defaultFoot ?? '',
     };
   }
 
