@@ -283,9 +283,19 @@ describe('wwwroot', () => {
     assert.match(loadConfig(file).errors[0], /: wwwroot: expected an existing directory, found .*: not a directory$/);
   });
 
-  test('defaults to the config file\'s own directory', () => {
+  test('is required: no default serves the config file\'s own directory (issue 11.2)', () => {
     const file = writeConfig({});
-    assert.equal(loadConfig(file).config.wwwroot, path.dirname(file));
+    const { config, errors } = loadConfig(file);
+    assert.equal(config, null);
+    assert.equal(errors.length, 1);
+    assert.match(errors[0], /: wwwroot: missing \(required\): expected the directory to serve, relative to the config file/);
+  });
+
+  test('that contains the config file is refused unless allowSensitiveFilesInWebRoot (issue 11.2)', () => {
+    const file = writeConfig({ wwwroot: '.' });
+    assert.match(loadConfig(file).errors[0], /: wwwroot: "\." contains the config file svr-config\.json: .*allowSensitiveFilesInWebRoot/);
+    const allowed = writeConfig({ wwwroot: '.', allowSensitiveFilesInWebRoot: true });
+    assert.deepEqual(loadConfig(allowed).errors, []);
   });
 });
 

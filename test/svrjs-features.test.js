@@ -95,10 +95,11 @@ describe('a web root that is an old SVR.JS installation', () => {
     }
   });
 
-  it('serves them with disableServerSideScriptExpose: false, as SVR.JS', async () => {
+  it('serves them with disableServerSideScriptExpose: false, as SVR.JS, except config.json (issue 11.2: password hashes)', async () => {
     const site = await startPipeline({ config: { disableServerSideScriptExpose: false }, files });
     try {
-      assert.equal((await request(`${site.url}/config.json`)).status, 200);
+      assert.equal((await request(`${site.url}/log/2024.log`)).status, 200);
+      assert.equal((await request(`${site.url}/config.json`)).status, 404);
     } finally {
       await site.stop();
     }

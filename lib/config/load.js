@@ -13,7 +13,8 @@ const { describeJsonSyntaxError } = require('./json-error');
 const svrjsKeys = require('./svrjs-keys');
 const { parseListenAddress } = require('./listen-address');
 
-const { DEFAULT_CONFIG_FILE } = require('../product');
+const { DEFAULT_CONFIG_FILE, stateDirectory } = require('../product');
+const { sensitiveFiles } = require('./sensitive-files');
 
 // Keys holding file-system paths, resolved against the config file's directory.
 // (errorPages[].path and page404 stay relative to wwwroot, as in SVR.JS.)
@@ -71,9 +72,12 @@ function checkConfig(config, { file, configFile = path.resolve(file), extraValid
   let warnings = [];
   if (isPlainObject(config)) {
     const svrjs = svrjsKeys.review(config, schema, givenKeys);
+    if (svrjs.problems.some((problem) => problem.key === 'wwwroot')) { // its SVR.JS hint says more
+      problems.splice(0, problems.length, ...problems.filter((problem) => problem.key !== 'wwwroot'));
+    }
     problems.push(...svrjs.problems);
     warnings = svrjs.warnings.map((problem) => formatProblem(file, problem));
-    problems.push(...semanticProblems(config, path.dirname(configFile)));
+    problems.push(...semanticProblems(config, path.dirname(configFile), configFile));
     svrjsKeys.applyAliases(config);
     resolvePaths(config, path.dirname(configFile));
   }
@@ -155,9 +159,16 @@ function regexDetail(error) {
   return isBadRegex ? ` (${regexReason(error.data)})` : '';
 }
 
+// Why a required top-level key has no default, said where it is missing.
+const MISSING_HINTS = {
+  wwwroot: 'the directory to serve, relative to the config file (e.g. "web"). There is no default, so that ' +
+    'the config file\'s own directory (keys, certificates, backups) is never served by accident',
+};
+
 function missingKeyProblem(error, at, config) {
   const name = error.params.missingProperty;
-  const expected = expectation(error.parentSchema.properties[name]);
+  const hint = at.length === 0 && MISSING_HINTS[name];
+  const expected = hint || expectation(error.parentSchema.properties[name]);
   return { key: keyPath([...at, name], config), message: `missing (required): expected ${expected}` };
 }
 
@@ -201,10 +212,45 @@ function modKeyProblem(key, value, isValid) {
 
 // ---- what the schema cannot say ----
 
-function semanticProblems(config, baseDir) {
-  const hostRoots = (Array.isArray(config.wwwrootVHost) ? config.wwwrootVHost : [])
-    .map((host, i) => isPlainObject(host) && wwwrootProblem(host, baseDir, `wwwrootVHost[${i}].wwwroot`));
-  return [wwwrootProblem(config, baseDir), ...hostRoots, timeoutProblem(config), ...svrjsKeys.accessProblems(config), proxyProtocolProblem(config)].filter(Boolean);
+function semanticProblems(config, baseDir, configFile) {
+  const hosts = (Array.isArray(config.wwwrootVHost) ? config.wwwrootVHost : [])
+    .map((host, i) => (isPlainObject(host) ? { host, key: `wwwrootVHost[${i}].wwwroot` } : null)).filter(Boolean);
+  const rootProblems = [{ host: config, key: 'wwwroot' }, ...hosts].map(({ host, key }) => {
+    const problem = wwwrootProblem(host, baseDir, key);
+    return problem || sensitiveFilesProblem(config, host.wwwroot, key, baseDir, configFile);
+  });
+  return [...rootProblems, timeoutProblem(config), ...svrjsKeys.accessProblems(config), proxyProtocolProblem(config)].filter(Boolean);
+}
+
+// A web root that holds the config file, a TLS key or certificate, or the state directory publishes
+// them at the first careless step (attack report finding 2): refused unless the operator says so.
+// (The pipeline never serves them either way: site.js protects them.)
+function sensitiveFilesProblem(config, wwwroot, key, baseDir, configFile) {
+  if (typeof wwwroot !== 'string' || config.allowSensitiveFilesInWebRoot === true) return null;
+  const state = config.stateDirectory ? path.resolve(baseDir, config.stateDirectory) : stateDirectory({});
+  const root = path.resolve(baseDir, wwwroot);
+  const found = sensitiveFiles(root, {
+    configFile,
+    tlsFiles: tlsFiles(config).map((file) => path.resolve(baseDir, file)),
+    stateDirectory: config.secure === true || fs.existsSync(state) ? state : null,
+  });
+  if (found.length === 0) return null;
+  const list = found.map(({ what, file }) => `${what} ${path.relative(fs.realpathSync(root), file) || '.'}`);
+  return {
+    key,
+    message: `${JSON.stringify(wwwroot)} contains ${list.join(', ')}: anyone could download ${found.length === 1 ? 'it' : 'them'}. ` +
+      'Point wwwroot at a directory of its own (e.g. "web"), move them out, ' +
+      'or set "allowSensitiveFilesInWebRoot": true (they are still never served)',
+  };
+}
+
+// Every TLS file a config names: cert, key and each sni pair's.
+function tlsFiles(config) {
+  const files = [config.cert, config.key];
+  if (isPlainObject(config.sni)) {
+    for (const pair of Object.values(config.sni)) if (isPlainObject(pair)) files.push(pair.cert, pair.key);
+  }
+  return files.filter((file) => typeof file === 'string' && file !== '');
 }
 
 function wwwrootProblem(config, baseDir, key = 'wwwroot') {

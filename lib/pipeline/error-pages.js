@@ -11,7 +11,6 @@
 //   - clients whose Accept prefers JSON get `{"error":{"status","message","description"}}`.
 // It never throws: if the response has already started it destroys the response instead.
 
-const fs = require('fs');
 const path = require('path');
 const http = require('http');
 const { appendVary } = require('../http/headers');
@@ -78,15 +77,14 @@ function createErrorPages(site) {
     if (known.some((page) => page.matches === null) || typeof rel !== 'string' || rel === '' || !root) return;
     const file = path.resolve(root, rel);
     try {
-      const st = fs.statSync(file);
-      if (!st.isFile()) return;
-      if (st.size > MAX_CUSTOM_PAGE) {
-        log.warn(`${keyPath}: ${rel} is larger than 1 MiB; using the built-in page for ${status}`);
-        return;
-      }
-      custom.set(status, [...known, { matches, template: fs.readFileSync(file, 'utf8') }]);
+      // Below the web root, read under its symlink rule from a checked descriptor (site.webRoot).
+      custom.set(status, [...known, { matches, template: site.webRoot.readContained(file, MAX_CUSTOM_PAGE) }]);
     } catch (err) {
-      if (err.code !== 'ENOENT' && err.code !== 'ENOTDIR') {
+      if (err.code === 'EFBIG') {
+        log.warn(`${keyPath}: ${rel} is larger than 1 MiB; using the built-in page for ${status}`);
+      } else if (err.code === 'EISDIR') {
+        // not a file: the built-in page
+      } else if (err.code !== 'ENOENT' && err.code !== 'ENOTDIR') {
         log.warn(`${keyPath}: cannot read ${rel} (${err.code || err.message}); using the built-in page for ${status}`);
       } else if (keyPath.startsWith('errorPages') && matches === null) {
         log.warn(`${keyPath}: ${rel} does not exist; using the built-in page for ${status}`);

@@ -98,9 +98,10 @@ function createAccessRulesStage(site) {
     const challenge = { headers: { 'WWW-Authenticate': rule.challenge } };
     if (rule.bruteProtection && guard.isLocked(client)) return sendError(req, res, 429);
     if (req.headers.authorization === undefined) return sendError(req, res, 401, challenge);
-    // authenticate answers the name (or null), or { user, throttled, retryAfter } where it
-    // throttles failures itself; a throttled answer is a 429 like our own lock's.
-    const result = site.authenticate ? await site.authenticate(req) : null;
+    // authenticate answers { user, throttled, retryAfter }; its own throttle is off here: these
+    // rules count failures with SVR.JS's numbers (brute-force.js), or not at all with
+    // disableBruteProtection, as SVR.JS does.
+    const result = site.authenticate ? await site.authenticate(req, { throttle: false }) : null;
     if (result !== null && typeof result === 'object' && result.throttled) {
       return sendError(req, res, 429, { headers: { 'Retry-After': String(result.retryAfter || 1) } });
     }

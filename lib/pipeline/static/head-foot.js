@@ -11,11 +11,13 @@ const fs = require('node:fs');
 const path = require('node:path');
 const crypto = require('node:crypto');
 const { makeETag, evaluatePreconditions } = require('./conditional');
+const { errorStatus } = require('./resolve');
 
-function readFirst(dir, names) {
+// Read from a descriptor checked to lie where the web root's symlink rule allows (site.webRoot).
+function readFirst(site, names) {
   for (const name of names) {
     try {
-      return fs.readFileSync(path.join(dir, name));
+      return site.webRoot.readContained(path.join(site.root, name), Infinity, null);
     } catch { /* try the next one */ }
   }
   return Buffer.alloc(0);
@@ -23,8 +25,8 @@ function readFirst(dir, names) {
 
 function createHeadFoot(site) {
   if (site.config.enableIncludingHeadAndFootInHTML !== true) return null;
-  const head = readFirst(site.root, ['.head', 'head.html']);
-  const foot = readFirst(site.root, ['.foot', 'foot.html']);
+  const head = readFirst(site, ['.head', 'head.html']);
+  const foot = readFirst(site, ['.foot', 'foot.html']);
   if (head.length === 0 && foot.length === 0) return null;
   const tag = crypto.createHash('sha256').update(head).update('\0').update(foot).digest('hex').slice(0, 12);
   const enableETag = site.config.enableETag !== false;
@@ -36,18 +38,41 @@ function createHeadFoot(site) {
     return /\.html?$/i.test(real) && !own.has(real);
   }
 
-  function serve(req, res, { real, stats }) {
+  // What is sent is decided from a descriptor checked to be at `real` (site.webRoot), never from
+  // the static stage's stat: a file swapped for a link after that check is a 404.
+  function serve(req, res, found) {
+    let opened;
+    try {
+      opened = site.webRoot.openSync(found.real);
+    } catch (error) {
+      return sendError(req, res, errorStatus(error), { error: errorStatus(error) === 500 ? error : undefined });
+    }
+    if (opened === null || !opened.stats.isFile()) {
+      if (opened !== null) fs.closeSync(opened.fd);
+      return sendError(req, res, 404);
+    }
+    return serveOpened(req, res, opened);
+  }
+
+  function serveOpened(req, res, { fd, stats }) {
+    let closed = false;
+    const close = () => {
+      if (!closed) fs.closeSync(fd);
+      closed = true;
+    };
     const etag = enableETag ? `${makeETag(stats).slice(0, -1)}-hf${tag}"` : null;
     const lastModified = stats.mtime.toUTCString();
     const headers = { 'Content-Type': 'text/html; charset=utf-8', 'Last-Modified': lastModified, 'X-Content-Type-Options': 'nosniff' };
     if (etag) headers.ETag = etag;
     const precondition = evaluatePreconditions(req, { etag, mtime: Math.floor(stats.mtimeMs / 1000) });
+    if (precondition !== 0 || req.method === 'HEAD' || stats.size === 0) close();
     if (precondition === 304) return res.writeHead(304, etag ? { ETag: etag, 'Last-Modified': lastModified } : { 'Last-Modified': lastModified }).end();
     if (precondition === 412) return sendError(req, res, 412);
     headers['Content-Length'] = head.length + stats.size + foot.length;
     if (req.method === 'HEAD') return res.writeHead(200, headers).end();
-    const file = stats.size === 0 ? null : fs.createReadStream(real, { start: 0, end: stats.size - 1 });
-    if (file === null) return res.writeHead(200, headers).end(Buffer.concat([head, foot]));
+    if (stats.size === 0) return res.writeHead(200, headers).end(Buffer.concat([head, foot]));
+    closed = true; // the stream owns the descriptor now
+    const file = fs.createReadStream(null, { fd, start: 0, end: stats.size - 1, autoClose: true });
     return new Promise((resolve) => {
       let sent = 0;
       file.once('error', (error) => {
@@ -55,10 +80,8 @@ function createHeadFoot(site) {
         else res.destroy();
         resolve();
       });
-      file.once('open', () => {
-        res.writeHead(200, headers);
-        res.write(head);
-      });
+      res.writeHead(200, headers);
+      res.write(head);
       file.on('data', (chunk) => {
         sent += chunk.length;
         if (!res.write(chunk)) file.pause();

@@ -9,6 +9,7 @@
 //   respond.js      one path for a file: representation, preconditions, HEAD/Range, body
 //   head-foot.js    .html pages wrapped in .head/.foot (enableIncludingHeadAndFootInHTML)
 
+const fs = require('node:fs');
 const { sanitizeTarget, encodePath } = require('../../http/target');
 const { ALLOW } = require('../../http/headers');
 const { createResolver, errorStatus } = require('./resolve');
@@ -44,7 +45,23 @@ function createStaticStage(site) {
     return sanitizeTarget(req.url);
   }
 
+  // The directory the path policy accepted, confirmed on an opened descriptor (site.webRoot):
+  // a directory swapped for a link after the check is neither redirected to, indexed nor listed.
+  // -> 0 when it is there, else the status to answer.
+  function directoryStatus(real) {
+    try {
+      const opened = site.webRoot.openSync(real, { directory: true });
+      if (opened === null) return 404;
+      fs.closeSync(opened.fd);
+      return 0;
+    } catch (err) {
+      return errorStatus(err);
+    }
+  }
+
   function serveDirectory(req, res, pathname, real) {
+    const status = directoryStatus(real);
+    if (status !== 0) return sendError(req, res, status);
     if (!pathname.endsWith('/')) {
       // Redirect to the URL the client sent (as SVR.JS does, so a rewritten path is not exposed)
       // plus '/', query kept. If that URL already ends in '/', serve instead of looping.

@@ -27,14 +27,13 @@ const { encodePath, encodeSegment } = require('../../http/target');
 const MAX_ENTRIES = 10000;
 const MAX_CUSTOM_BYTES = 64 * 1024;
 
-// The first of `names` in `dir` that is a readable file of at most MAX_CUSTOM_BYTES, else null.
-function readCustom(dir, names) {
+// The first of `names` in `dir` that is a readable file of at most MAX_CUSTOM_BYTES, else null;
+// read from a descriptor checked to lie where the web root's symlink rule allows (site.webRoot).
+function readCustom(webRoot, dir, names) {
   for (const name of names) {
     try {
-      const file = path.join(dir, name);
-      const st = fs.statSync(file);
-      if (st.isFile() && st.size <= MAX_CUSTOM_BYTES) return fs.readFileSync(file, 'utf8');
-    } catch { /* not there: try the next one */ }
+      return webRoot.readContained(path.join(dir, name), MAX_CUSTOM_BYTES);
+    } catch { /* not there, too large, or not allowed: try the next one */ }
   }
   return null;
 }
@@ -84,14 +83,14 @@ function createListing(site, { isHidden }) {
   const allowDotfiles = site.config.allowDotfiles === true;
   const footer = escapeHTML(site.serverName);
   const withDefaultHead = site.config.enableDirectoryListingWithDefaultHead === true;
-  const defaultHead = withDefaultHead ? readCustom(realRoot, ['.head', 'head.html']) : null;
-  const defaultFoot = withDefaultHead ? readCustom(realRoot, ['.foot', 'foot.html']) : null;
+  const defaultHead = withDefaultHead ? readCustom(site.webRoot, realRoot, ['.head', 'head.html']) : null;
+  const defaultFoot = withDefaultHead ? readCustom(site.webRoot, realRoot, ['.foot', 'foot.html']) : null;
 
   function customParts(realDir) {
     return {
-      head: readCustom(realDir, ['.dirhead', 'HEAD.html']) ?? defaultHead ?? '',
-      description: readCustom(realDir, ['.maindesc']),
-      foot: readCustom(realDir, ['.dirfoot', 'FOOT.html']) ?? defaultFoot ?? '',
+      head: readCustom(site.webRoot, realDir, ['.dirhead', 'HEAD.html']) ?? defaultHead ?? '',
+      description: readCustom(site.webRoot, realDir, ['.maindesc']),
+      foot: readCustom(site.webRoot, realDir, ['.dirfoot', 'FOOT.html']) ?? defaultFoot ?? '',
     };
   }
 
@@ -101,17 +100,22 @@ function createListing(site, { isHidden }) {
 
   // Synchronous: one thread-pool round trip and promise per entry made a 1,000-entry listing
   // 5x slower (22 -> 109 listings/s on one worker); a stat answered from the kernel's cache takes µs.
-  function entryInfo(dir, dirent) {
+  // dir: a path naming the opened directory itself (webRoot.dirPath), realDir: its real path.
+  function entryInfo(dir, realDir, dirent) {
     const full = path.join(dir, dirent.name);
     try {
-      let real = full;
+      let real = path.join(realDir, dirent.name);
+      let st;
       if (dirent.isSymbolicLink()) {
         if (!followSymlinks) return null;
         real = fs.realpathSync.native(full);
         if (!inside(real)) return null;
+        if (isHidden(real)) return null;
+        st = fs.statSync(real);
+      } else {
+        if (isHidden(real)) return null;
+        st = fs.lstatSync(full);
       }
-      if (isHidden(real)) return null;
-      const st = fs.statSync(real);
       const isDir = st.isDirectory();
       if (!isDir && !st.isFile()) return null;
       return { name: dirent.name, dir: isDir, size: isDir ? null : st.size, mtime: st.mtime };
@@ -123,12 +127,13 @@ function createListing(site, { isHidden }) {
   // realDir -> { version, dirents (listable, sorted by name, at most MAX_ENTRIES), truncated }
   const sortedDirectories = new Map();
 
-  async function sortedEntries(realDir) {
-    const stats = await fs.promises.stat(realDir);
-    const version = `${stats.ino}-${stats.mtimeMs}-${stats.ctimeMs}`;
+  // dir: where to read the directory (the checked descriptor's path); realDir: its real path.
+  async function sortedEntries(realDir, dir) {
+    const stats = await fs.promises.stat(dir);
+    const version = `${stats.dev}-${stats.ino}-${stats.mtimeMs}-${stats.ctimeMs}`;
     const kept = sortedDirectories.get(realDir);
     if (kept && kept.version === version) return kept;
-    let dirents = await fs.promises.readdir(realDir, { withFileTypes: true });
+    let dirents = await fs.promises.readdir(dir, { withFileTypes: true });
     dirents = dirents.filter((d) => (allowDotfiles || d.name[0] !== '.') && d.name !== 'serverSideScript.js');
     let truncated = 0;
     if (dirents.length > MAX_ENTRIES) {
@@ -143,9 +148,21 @@ function createListing(site, { isHidden }) {
   }
 
   // Answers the request. pathname: decoded URL path of the directory, ending in '/'.
+  // The directory is read through a descriptor checked to be at realDir (site.webRoot), so a
+  // directory swapped for a link after the path policy's check is not listed.
   return async function listDirectory(req, res, pathname, realDir) {
-    const { dirents, truncated } = await sortedEntries(realDir);
-    const looked = await inSlices(dirents, (d) => entryInfo(realDir, d));
+    const opened = site.webRoot.openSync(realDir, { directory: true });
+    if (opened === null) throw Object.assign(new Error('the directory is no longer at the checked path'), { code: 'ENOENT' });
+    try {
+      await answerListing(req, res, pathname, realDir, site.webRoot.dirPath(opened.fd, realDir));
+    } finally {
+      fs.closeSync(opened.fd);
+    }
+  };
+
+  async function answerListing(req, res, pathname, realDir, dir) {
+    const { dirents, truncated } = await sortedEntries(realDir, dir);
+    const looked = await inSlices(dirents, (d) => entryInfo(dir, realDir, d));
     // directories first, each group in name order (the names are sorted already: a stable split)
     const infos = looked.filter((e) => e && e.dir).concat(looked.filter((e) => e && !e.dir));
 
@@ -198,7 +215,7 @@ function createListing(site, { isHidden }) {
     res.setHeader('X-Content-Type-Options', 'nosniff');
     if (req.method === 'HEAD') res.end();
     else res.end(body);
-  };
+  }
 }
 
 // items.map(fn), SLICE items per turn of the event loop, so other requests are served in between.
