@@ -9,6 +9,9 @@ const { loadConfig, workerCount } = require('../config/load');
 const { readModKeys } = require('../pipeline/scripting/mod-keys');
 const { version } = require('../../package.json');
 const { ensureCertificate, startRenewalTimer } = require('../net/certificate');
+const { EXIT_CONFIG, startFailureStatus } = require('./exit-status');
+const { takeNotifySocket, notifyReady, notifyStatus } = require('./notify');
+const { serverSocketPath, startControlServer } = require('./control');
 
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_CAP_MS = 15000;
@@ -18,13 +21,14 @@ const RELOAD_IDLE_GRACE_MS = 1000;
 
 class Supervisor {
   constructor(options) {
-    this.options = options; // { configFile, port, workers, disableMods }
+    this.options = options; // { configFile, port, workers, disableMods, controlSocket }
     this.pool = new Set(); // workers that serve (or are starting to), not the retiring ones
     this.alive = new Set(); // every worker process not yet exited, retiring ones included
     this.earlyDeaths = 0;
     this.stopping = false;
     this.reloading = false;
     this.reloadQueued = false;
+    this.reloadWaiters = []; // callers of reload() waiting for the next reload's outcome
     this.started = false;
   }
 
@@ -34,8 +38,9 @@ class Supervisor {
 
   async start() {
     this.listenForSignals(); // before the first fork: a SIGHUP must never kill a starting server
+    takeNotifySocket();
     const { config, errors, problem } = this.readConfig();
-    if (errors.length > 0) this.exitWithErrors(problem || 'the config is invalid', errors);
+    if (errors.length > 0) this.exitWithErrors(problem || 'the config is invalid', errors, EXIT_CONFIG);
     this.config = config;
     const count = workerCount(config);
     let listeners;
@@ -44,23 +49,36 @@ class Supervisor {
       listeners = ready[0];
     } catch (error) {
       if (this.stopping) return;
-      this.exitWithErrors('cannot start', [error.message]);
+      this.exitWithErrors('cannot start', [error.message], startFailureStatus(error.code));
     }
+    await this.openControlSocket();
     this.started = true;
-    log.info(banner(listeners, `${count} worker${count === 1 ? '' : 's'}, primary pid ${process.pid}`));
-    startRenewalTimer(() => this.config, () => this.reload());
-    if (this.reloadQueued) this.reload();
+    const ready = banner(listeners, `${count} worker${count === 1 ? '' : 's'}, primary pid ${process.pid}`);
+    log.info(ready);
+    await notifyReady(ready, log);
+    startRenewalTimer(() => this.config, () => this.reload('certificate renewal'));
+    if (this.reloadQueued) this.runReload('SIGHUP received while starting');
   }
 
-  exitWithErrors(what, errors) {
+  async openControlSocket() {
+    const socketPath = serverSocketPath(this.options.controlSocket);
+    if (!socketPath) return;
+    try {
+      await startControlServer(socketPath, { reload: () => this.reload('svr reload') }, log);
+    } catch (error) {
+      log.error(`${error.message}: svr reload cannot reach this primary (SIGHUP still reloads)`);
+    }
+  }
+
+  exitWithErrors(what, errors, status) {
     log.error(`${what}:`);
     for (const error of errors) log.error(`  ${error}`);
     for (const worker of this.alive) worker.process.kill('SIGKILL');
-    process.exit(1);
+    process.exit(status);
   }
 
   listenForSignals() {
-    process.on('SIGHUP', () => this.reload());
+    process.on('SIGHUP', () => this.reload('SIGHUP'));
     process.on('SIGTERM', () => this.stop('SIGTERM'));
     process.on('SIGINT', () => this.stop('SIGINT'));
     cluster.on('exit', (worker, code, signal) => this.onExit(worker, code, signal));
@@ -88,7 +106,7 @@ class Supervisor {
           log.info(`worker ${worker.process.pid} ready`);
           resolve(message.listeners);
         } else if (message.type === 'fatal') {
-          fail(new Error(message.message));
+          fail(Object.assign(new Error(message.message), { code: message.code }));
         }
       };
       const onExit = (code, signal) => fail(new Error(`worker ${worker.process.pid} exited during start-up (${describeExit(code, signal)})`));
@@ -154,26 +172,37 @@ class Supervisor {
     }, delay);
   }
 
-  async reload() {
-    if (this.stopping) return;
-    if (this.reloading || !this.started) {
-      this.reloadQueued = true;
-      return;
-    }
+  // Resolves with the outcome, {ok, message}, of a reload that reads the config after this call:
+  // one asked for during a reload waits for the next one.
+  reload(reason) {
+    return new Promise((resolve) => {
+      if (this.stopping) return resolve({ ok: false, message: 'svr is stopping' });
+      this.reloadWaiters.push(resolve);
+      if (this.reloading || !this.started) this.reloadQueued = true;
+      else this.runReload(reason);
+    });
+  }
+
+  async runReload(reason) {
     this.reloading = true;
-    log.info('SIGHUP: reloading the config');
-    const { config, errors } = this.readConfig();
-    if (errors.length > 0) {
-      log.error('reload failed, still serving with the previous config:');
-      for (const error of errors) log.error(`  ${error}`);
-    } else {
-      await this.rollWorkers(config);
-    }
+    this.reloadQueued = false;
+    const waiters = this.reloadWaiters.splice(0);
+    log.info(`${reason}: reloading the config`);
+    await notifyStatus('reloading', log);
+    const outcome = await this.reloadOnce();
+    for (const resolve of waiters) resolve(outcome);
     this.reloading = false;
-    if (this.reloadQueued) {
-      this.reloadQueued = false;
-      this.reload();
-    }
+    if (this.stopping) return;
+    await notifyStatus(outcome.ok ? 'reloaded' : 'reload failed, serving with the previous config', log);
+    if (this.reloadQueued) this.runReload('queued reload');
+  }
+
+  async reloadOnce() {
+    const { config, errors } = this.readConfig();
+    if (errors.length === 0) return this.rollWorkers(config);
+    const lines = ['reload failed, still serving with the previous config:', ...errors.map((error) => `  ${error}`)];
+    for (const line of lines) log.error(line);
+    return { ok: false, message: lines.join('\n') };
   }
 
   // One at a time: a new worker listens before an old one stops accepting and drains.
@@ -197,13 +226,18 @@ class Supervisor {
           retired++;
         }
       }
-      log.info(`reload complete: ${old.length} worker(s) replaced by ${target} in ${Date.now() - startedAt} ms`);
+      const message = `reload complete: ${old.length} worker(s) replaced by ${target} in ${Date.now() - startedAt} ms`;
+      log.info(message);
+      return { ok: true, message };
     } catch (error) {
-      if (this.stopping) return; // the stop drains every worker; abandoning them would cut requests
-      log.error(`reload failed, still serving with the previous config: ${error.message}`);
+      // The stop drains every worker; abandoning them would cut requests.
+      if (this.stopping) return { ok: false, message: 'svr is stopping' };
+      const message = `reload failed, still serving with the previous config: ${error.message}`;
+      log.error(message);
       this.config = previous;
       for (const worker of fresh) this.abandon(worker);
       for (let i = 0; i < retired; i++) this.replaceLater(0);
+      return { ok: false, message };
     }
   }
 
@@ -234,6 +268,7 @@ class Supervisor {
       process.exit(1);
     }
     this.stopping = true;
+    for (const resolve of this.reloadWaiters.splice(0)) resolve({ ok: false, message: 'svr is stopping' });
     log.info(`${signal}: stopping gracefully (in-flight requests get up to ${this.config.shutdownTimeout} ms)`);
     for (const worker of this.alive) this.drain(worker, 0);
     this.exitWhenEmpty();
