@@ -331,14 +331,20 @@ EOF`);
     // Type=notify: the start returned after the workers listen, so the first request is answered.
     assert.equal((await get('/')).status, 200, 'answered right after systemctl restart returned');
     await g.sh('systemctl stop svr');
-    const squatter = g.spawn('exec node -e "require(\'net\').createServer().listen(80, () => console.log(\'taken\'))"');
+    // Another program on port 80; it exits when its stdin closes.
+    const squatter = g.spawn(`exec node -e "require('net').createServer().listen(80, () => console.log('taken')); process.stdin.on('end', () => process.exit(0)).resume()"`);
+    const closed = new Promise((resolve) => squatter.on('close', resolve));
     let said = '';
     squatter.stdout.setEncoding('utf8').on('data', (d) => { said += d; });
+    squatter.stderr.setEncoding('utf8').on('data', (d) => { said += d; });
     try {
-      await until('another process to listen on port 80', () => said.includes('taken'), { timeout: 15000 });
+      await until('another process to listen on port 80', () => {
+        if (squatter.exitCode !== null || squatter.signalCode !== null) throw new Error(`it exited: ${said}`);
+        return said.includes('taken');
+      }, { timeout: 15000 });
       await resetStartLimit();
       const t0 = Date.now();
-      const r = await g.exec('systemctl start svr');
+      const r = await g.exec('systemctl start svr', { timeout: 60000 });
       figures.portTakenStartMs = Date.now() - t0;
       assert.notEqual(r.code, 0, 'systemctl start svr fails with port 80 taken');
       const state = await unitState();
@@ -346,8 +352,8 @@ EOF`);
       assert.deepEqual(state, { ActiveState: 'failed', SubState: 'failed', Result: 'exit-code', ExecMainStatus: '69', NRestarts: '0' });
       assert.match(await journal(), /port 80 is already in use/);
     } finally {
-      squatter.kill();
-      await new Promise((resolve) => (squatter.exitCode !== null ? resolve() : squatter.on('close', resolve)));
+      squatter.stdin.end();
+      await closed;
     }
     await restart();
   });
