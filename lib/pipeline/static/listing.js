@@ -50,7 +50,7 @@ const STYLE = 'body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Ro
   `.f a::before{background-image:url("${svg('<path fill=\'%23fff\' stroke=\'%23949cab\' d=\'M3.5 1.5h6l3 3v10h-9z\'/>' +
     '<path fill=\'none\' stroke=\'%23949cab\' d=\'M9.5 1.5v3h3\'/>')}")}` +
   `.p a::before{background-image:url("${svg('<path fill=\'%23949cab\' d=\'M8 2l5 5H9.6v7H6.4V7H3z\'/>')}")}` +
-  '.empty{color:#777;padding:1rem .6rem}th button{all:inherit;cursor:pointer}th button::after{content:"";' +
+  '.empty{color:#777;padding:1rem .6rem}th button{all:unset;font:inherit;color:inherit;letter-spacing:inherit;text-transform:inherit;cursor:pointer}th button:focus-visible{outline:2px solid #0b5cad}th button::after{content:"";' +
   'display:inline-block;width:1em}th[aria-sort=ascending] button::after{content:"\\2191"}' +
   'th[aria-sort=descending] button::after{content:"\\2193"}' +
   // A phone: the date column goes (the size says enough), the page loses its outer margin.
