@@ -27,8 +27,18 @@ f.onload = function () { var d = f.contentDocument.documentElement;
 f.src = q[0]; document.body.appendChild(f);
 </script></body>`;
 
+// Clicks the listing's Size header twice and reports the names in order after each click.
+const SORT = `<!DOCTYPE html><body><script>
+var f = document.createElement('iframe');
+f.onload = function () { var d = f.contentDocument, b = d.querySelectorAll('th button')[1], out = [];
+  function names() { return [].map.call(d.querySelectorAll('tbody tr:not([data-keep]) td.n a'), function (a) { return a.textContent; }).join(','); }
+  b.click(); out.push(names()); b.click(); out.push(names());
+  document.title = 'sorted ' + out.join(' | '); };
+f.src = '/downloads/'; document.body.appendChild(f);
+</script></body>`;
+
 function siteFiles() {
-  const files = { 'measure.html': MEASURE };
+  const files = { 'measure.html': MEASURE, 'sort.html': SORT };
   for (const name of fs.readdirSync(WEB)) files[name] = fs.readFileSync(path.join(WEB, name));
   Object.assign(files, {
     'downloads/annual-report-2026-final-version-approved-by-the-board.pdf': Buffer.alloc(2_400_000),
@@ -84,6 +94,17 @@ describe('svr pages in headless Chromium: 1200 px and 400 px, light and dark', (
       });
     }
   }
+
+  it('a click on a column header sorts by it, a second click reverses; directories stay first', { skip: browser.skip ?? false }, () => {
+    const dom = chromium(['--dump-dom', '--virtual-time-budget=5000', `${srv.url}/sort.html`]);
+    const m = /<title>sorted (.*) \| (.*)<\/title>/.exec(dom);
+    assert.ok(m, dom.slice(0, 300));
+    const bySize = ['very_long_file_name_without_any_spaces_or_dashes_at_all_1234567890.tar.gz', 'README.txt',
+      'svr_1.0.0_all.deb', 'annual-report-2026-final-version-approved-by-the-board.pdf'];
+    const dir = 'photos-from-the-summer-trip/';
+    assert.equal(m[1], [dir, ...bySize].join(','));
+    assert.equal(m[2], [dir, ...[...bySize].reverse()].join(','));
+  });
 
   it('the favicon is there: a fresh install logs no 404 for /favicon.ico', { skip: browser.skip ?? false }, async () => {
     const icon = await request(`${srv.url}/favicon.ico`);
