@@ -41,6 +41,11 @@ class Supervisor {
     takeNotifySocket();
     const { config, errors, problem } = this.readConfig();
     if (errors.length > 0) this.exitWithErrors(problem || 'the config is invalid', errors, EXIT_CONFIG);
+    try {
+      log.useFile(config.errorLog);
+    } catch (error) {
+      this.exitWithErrors('cannot open the error log', [`errorLog: ${error.message}`], EXIT_CONFIG);
+    }
     this.config = config;
     const count = workerCount(config);
     let listeners;
@@ -64,7 +69,10 @@ class Supervisor {
     const socketPath = serverSocketPath(this.options.controlSocket);
     if (!socketPath) return;
     try {
-      await startControlServer(socketPath, { reload: () => this.reload('svr reload') }, log);
+      await startControlServer(socketPath, {
+        reload: () => this.reload('svr reload'),
+        'reopen-logs': async () => this.reopenLogs(),
+      }, log);
     } catch (error) {
       log.error(`${error.message}: svr reload cannot reach this primary (SIGHUP still reloads)`);
     }
@@ -79,6 +87,7 @@ class Supervisor {
 
   listenForSignals() {
     process.on('SIGHUP', () => this.reload('SIGHUP'));
+    process.on('SIGUSR1', () => this.reopenLogs()); // nginx's convention; also keeps Node's inspector off
     process.on('SIGTERM', () => this.stop('SIGTERM'));
     process.on('SIGINT', () => this.stop('SIGINT'));
     cluster.on('exit', (worker, code, signal) => this.onExit(worker, code, signal));
@@ -170,6 +179,23 @@ class Supervisor {
       const worker = this.fork();
       this.whenReady(worker).catch((error) => log.error(`replacement worker failed: ${error.message}`));
     }, delay);
+  }
+
+  // After logrotate: every process opens its log files again (lib/log-file.js says why no line is
+  // lost or torn). Workers do it when the message reaches them.
+  reopenLogs() {
+    try {
+      log.reopen();
+    } catch (error) {
+      log.error(`cannot reopen the error log: ${error.message}`);
+      return { ok: false, message: `cannot reopen the error log: ${error.message}` };
+    }
+    let count = 0;
+    for (const worker of this.alive) {
+      if (worker.isConnected()) { worker.send({ type: 'reopen-logs' }); count++; }
+    }
+    log.info(`log files reopened; asked ${count} worker(s) to reopen theirs`);
+    return { ok: true, message: `log files reopened by the primary; ${count} worker(s) asked to reopen theirs` };
   }
 
   // Resolves with the outcome, {ok, message}, of a reload that reads the config after this call:

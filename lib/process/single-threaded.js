@@ -38,6 +38,9 @@ function runSingleThreaded(options) {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGHUP', () => reload(worker, options));
+  process.on('SIGUSR1', () => { // after logrotate, as the primary does
+    try { accessLog.reopen(); log.reopen(); } catch (error) { log.error(`cannot reopen a log file: ${error.message}`); }
+  });
 }
 
 function reload(worker, options) {

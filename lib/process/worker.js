@@ -191,6 +191,8 @@ function runClusterWorker() {
         recycle: (text) => { if (process.connected) process.send({ type: 'recycle', message: text }); },
         stoppedAccepting,
       }, { disableMods: message.disableMods });
+    } else if (message.type === 'reopen-logs') {
+      reopenLogs();
     } else if (message.type === 'drain' && worker) {
       worker.drain(message.idleGraceMs, message.timeoutMs);
     }
@@ -210,9 +212,20 @@ function runClusterWorker() {
   installCrashHandlers({ log, onCrash: (error) => (worker ? worker.recycle(error) : process.exit(1)) });
 }
 
+function reopenLogs() {
+  try {
+    accessLog.reopen();
+    log.reopen();
+  } catch (error) {
+    log.error(`cannot reopen a log file: ${error.message}`);
+  }
+}
+
 function startWorker(config, configFile, hooks, options) {
   let worker;
   try {
+    accessLog.useFile(config.accessLog);
+    log.useFile(config.errorLog);
     worker = new Worker(config, configFile, hooks, options);
   } catch (error) { // the pipeline refuses a config it cannot serve (bad wwwroot, say)
     hooks.fatal(error.code || 'ECONFIG', error.message);
