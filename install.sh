@@ -254,6 +254,18 @@ fi
 DESTDIR=$DESTDIR sh "$SETUP" site "$SRC/web"
 DESTDIR=$DESTDIR sh "$SETUP" state
 
+# --- logrotate, for accessLog/errorLog files in /var/log/svr (it does nothing without them) -----
+LOGROTATE=/etc/logrotate.d/svr
+if [ -e "$DESTDIR$LOGROTATE" ]; then
+  did "kept $LOGROTATE"
+elif [ -n "$DESTDIR" ] || [ -d /etc/logrotate.d ]; then
+  mkdir -p "$DESTDIR/etc/logrotate.d"
+  cp "$SRC/systemd/svr.logrotate" "$DESTDIR$LOGROTATE.tmp"
+  chmod 644 "$DESTDIR$LOGROTATE.tmp"
+  mv "$DESTDIR$LOGROTATE.tmp" "$DESTDIR$LOGROTATE"
+  did "logrotate config $LOGROTATE (for log files in /var/log/svr)"
+fi
+
 # --- the service ---------------------------------------------------------------------------------
 CHECK_OK=1
 if [ -z "$DESTDIR" ]; then
