@@ -304,13 +304,13 @@ EOF`);
       'install.sh installed the logrotate config');
     const original = await readConfig();
     await writeConfig({ ...original, accessLog: '/var/log/svr/access.log', errorLog: '/var/log/svr/error.log' });
+    await restart();
     const client = g.spawn('exec node /src/scripts/guest/load.js http://127.0.0.1/?rotate 4');
     let out = '';
     client.stdout.setEncoding('utf8').on('data', (d) => { out += d; });
     const done = new Promise((resolve) => client.on('close', resolve));
     let summary;
     try {
-      await restart();
       await until('the load client to get its first response', () => {
         if (client.exitCode !== null) throw new Error(`load client exited: ${out}`);
         return out.includes('started');
