@@ -141,3 +141,21 @@ test('svr check as a user who may not read the config: who may, and how to run i
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('--single-threaded exits with the same statuses: 78 for a refused config, 69 for a port in use', async () => {
+  const dir = makeTempDir();
+  const configFile = path.join(dir, 'svr-config.json');
+  const blocker = net.createServer();
+  try {
+    fs.writeFileSync(configFile, JSON.stringify({ port: 'eighty', wwwroot: '.' }));
+    assert.equal((await runSvr(['--single-threaded', '--config', configFile])).code, 78);
+    const port = await getFreePort();
+    await new Promise((resolve) => blocker.listen(port, resolve));
+    fs.writeFileSync(configFile, JSON.stringify({ port, wwwroot: '.' }));
+    const taken = await runSvr(['--single-threaded', '--config', configFile]);
+    assert.equal(taken.code, 69, taken.stderr);
+  } finally {
+    blocker.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

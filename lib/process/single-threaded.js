@@ -7,20 +7,21 @@ const accessLog = require('../access-log');
 const { readConfig, banner } = require('./primary');
 const { startWorker } = require('./worker');
 const { installCrashHandlers } = require('../request-context');
+const { EXIT_CONFIG, startFailureStatus } = require('./exit-status');
 
 function runSingleThreaded(options) {
   const { config, errors, problem } = readConfig(options);
   if (errors.length > 0) {
     log.error(`${problem || 'the config is invalid'}:`);
     for (const error of errors) log.error(`  ${error}`);
-    process.exit(1);
+    process.exit(EXIT_CONFIG);
   }
   log.warn('running single-threaded: a crash stops the server (use this mode for debugging)');
   const worker = startWorker(config, options.configFile, {
     ready: (listeners) => log.info(banner(listeners, `single-threaded, pid ${process.pid}`)),
     fatal: (code, message) => {
       log.error(`cannot start: ${message}`);
-      process.exit(1);
+      process.exit(startFailureStatus(code));
     },
   }, { disableMods: options.disableMods });
   // No primary to replace this process: after an uncaught exception it finishes what it is
