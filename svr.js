@@ -41,7 +41,8 @@ function check(options) {
     return;
   }
   const { readConfig } = require('./lib/process/primary');
-  const { errors } = readConfig(options, { checkOnly: true });
+  const { errors, warnings = [] } = readConfig(options, { checkOnly: true });
+  for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
   if (errors.length === 0) {
     console.log(`${options.configFile}: ok`);
     return;

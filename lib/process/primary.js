@@ -7,8 +7,10 @@ const cluster = require('node:cluster');
 const log = require('../log');
 const { loadConfig, workerCount } = require('../config/load');
 const { readModKeys } = require('../pipeline/scripting/mod-keys');
+const { describeListenAddress, removeStaleSockets } = require('../config/listen-address');
 const { version } = require('../../package.json');
 const { ensureCertificate, startRenewalTimer } = require('../net/certificate');
+const { Watchdog } = require('./watchdog');
 const { EXIT_CONFIG, startFailureStatus } = require('./exit-status');
 const { takeNotifySocket, notifyReady, notifyStatus } = require('./notify');
 const { serverSocketPath, startControlServer } = require('./control');
@@ -30,6 +32,14 @@ class Supervisor {
     this.reloadQueued = false;
     this.reloadWaiters = []; // callers of reload() waiting for the next reload's outcome
     this.started = false;
+    this.watchdog = new Watchdog({
+      stallTimeoutMs: () => this.config?.workerStallTimeout ?? 0,
+      onStall: (worker, description) => {
+        worker.svr.stalled = true;
+        log.error(`worker ${worker.process.pid} stalled: ${description}; killing it and starting a replacement`);
+      },
+      onHeartbeat: (worker, served) => { worker.svr.served = served; },
+    });
   }
 
   readConfig() {
@@ -39,7 +49,8 @@ class Supervisor {
   async start() {
     this.listenForSignals(); // before the first fork: a SIGHUP must never kill a starting server
     takeNotifySocket();
-    const { config, errors, problem } = this.readConfig();
+    const { config, errors, problem, warnings = [] } = this.readConfig();
+    for (const warning of warnings) log.warn(warning);
     if (errors.length > 0) this.exitWithErrors(problem || 'the config is invalid', errors, EXIT_CONFIG);
     try {
       log.useFile(config.errorLog);
@@ -47,6 +58,7 @@ class Supervisor {
       this.exitWithErrors('cannot open the error log', [`errorLog: ${error.message}`], EXIT_CONFIG);
     }
     this.config = config;
+    removeStaleSockets(config, log);
     const count = workerCount(config);
     let listeners;
     try {
@@ -95,11 +107,12 @@ class Supervisor {
 
   fork() {
     const worker = cluster.fork();
-    worker.svr = { startedAt: Date.now(), ready: false, retiring: false };
+    worker.svr = { startedAt: Date.now(), ready: false, retiring: false, served: 0 };
     this.alive.add(worker);
     worker.once('exit', () => this.alive.delete(worker));
     worker.send({ type: 'config', config: this.config, configFile: this.options.configFile, disableMods: this.options.disableMods });
     worker.on('message', (message) => this.onMessage(worker, message));
+    this.watchdog.watch(worker);
     this.pool.add(worker);
     return worker;
   }
@@ -140,12 +153,20 @@ class Supervisor {
     if (worker.svr.retiring || worker.svr.abandoned) return;
     const uptime = Date.now() - worker.svr.startedAt;
     log.warn(`worker ${worker.process.pid} died (${describeExit(code, signal)}) after ${uptime} ms`);
-    this.earlyDeaths = uptime < STABLE_UPTIME_MS ? this.earlyDeaths + 1 : 1;
+    this.countDeath(worker, uptime);
     this.replaceLater(this.backoffDelay());
   }
 
-  // A worker hit an uncaught exception: it finishes its in-flight requests and exits by itself.
-  // Its replacement starts now (with the crash-loop backoff), not when it has exited.
+  // The backoff is for a crash loop at start (attack report, finding 9): a worker that died
+  // before it was ready, or young without having served a request. A worker that served was
+  // killed by a request (or an operator): it is replaced at once, however often that happens.
+  countDeath(worker, uptime) {
+    const crashLoop = !worker.svr.ready || (uptime < STABLE_UPTIME_MS && worker.svr.served === 0);
+    this.earlyDeaths = crashLoop ? this.earlyDeaths + 1 : 0;
+  }
+
+  // A worker hit an uncaught exception: it keeps accepting until its replacement listens, then
+  // is drained as in a reload (idle keep-alive connections get a grace, not a cut: finding 18).
   onMessage(worker, message) {
     if (message?.type === 'recycle') this.onRecycle(worker, message);
     // The cluster's own "close" message travels before this one on the same ordered channel,
@@ -159,10 +180,9 @@ class Supervisor {
     this.pool.delete(worker);
     const uptime = Date.now() - worker.svr.startedAt;
     log.warn(`worker ${worker.process.pid} is recycling after an uncaught exception (${message.message}) after ${uptime} ms`);
-    this.earlyDeaths = uptime < STABLE_UPTIME_MS ? this.earlyDeaths + 1 : 1;
-    this.replaceLater(this.backoffDelay());
-    const backstop = setTimeout(() => worker.process.kill('SIGKILL'), this.config.shutdownTimeout + 2000);
-    worker.once('exit', () => clearTimeout(backstop));
+    if (Number.isInteger(message.served)) worker.svr.served = message.served;
+    this.countDeath(worker, uptime);
+    this.replaceLater(this.backoffDelay()).then(() => this.drain(worker, RELOAD_IDLE_GRACE_MS));
   }
 
   // The first death is replaced at once; each further death of a young worker doubles the wait.
@@ -171,14 +191,15 @@ class Supervisor {
     return Math.min(BACKOFF_BASE_MS * 2 ** (this.earlyDeaths - 2), BACKOFF_CAP_MS);
   }
 
+  // Resolves once the replacement listens, or failed, or was not needed.
   replaceLater(delay) {
     log.info(`starting a replacement worker in ${delay} ms`);
-    setTimeout(() => {
+    return new Promise((resolve) => setTimeout(resolve, delay)).then(() => {
       // A reload may have refilled the pool meanwhile: never run more than `workers`.
-      if (this.stopping || this.pool.size >= workerCount(this.config)) return;
+      if (this.stopping || this.pool.size >= workerCount(this.config)) return undefined;
       const worker = this.fork();
-      this.whenReady(worker).catch((error) => log.error(`replacement worker failed: ${error.message}`));
-    }, delay);
+      return this.whenReady(worker).catch((error) => log.error(`replacement worker failed: ${error.message}`));
+    });
   }
 
   // After logrotate: every process opens its log files again (lib/log-file.js says why no line is
@@ -279,11 +300,14 @@ class Supervisor {
     worker.process.kill('SIGKILL');
   }
 
-  drain(worker, idleGraceMs) {
+  // A stop keeps to shutdownTimeout; a reload or recycle lets responses that are still moving go
+  // on up to reloadTransferTimeout (the worker decides which: finding 14).
+  drain(worker, idleGraceMs, { stopping = false } = {}) {
     if (worker.isDead()) return; // died during a reload before its turn to retire
     const timeoutMs = this.config.shutdownTimeout;
-    if (worker.isConnected()) worker.send({ type: 'drain', idleGraceMs, timeoutMs });
-    const backstop = setTimeout(() => worker.process.kill('SIGKILL'), timeoutMs + 2000);
+    const transferTimeoutMs = stopping ? timeoutMs : Math.max(timeoutMs, this.config.reloadTransferTimeout ?? 0);
+    if (worker.isConnected()) worker.send({ type: 'drain', idleGraceMs, timeoutMs, transferTimeoutMs });
+    const backstop = setTimeout(() => worker.process.kill('SIGKILL'), transferTimeoutMs + 2000);
     worker.once('exit', () => clearTimeout(backstop));
   }
 
@@ -296,7 +320,7 @@ class Supervisor {
     this.stopping = true;
     for (const resolve of this.reloadWaiters.splice(0)) resolve({ ok: false, message: 'svr is stopping' });
     log.info(`${signal}: stopping gracefully (in-flight requests get up to ${this.config.shutdownTimeout} ms)`);
-    for (const worker of this.alive) this.drain(worker, 0);
+    for (const worker of this.alive) this.drain(worker, 0, { stopping: true });
     this.exitWhenEmpty();
   }
 
@@ -320,20 +344,21 @@ function readConfig(options, { checkOnly = false } = {}) {
     if (!options.disableMods) return { errors: mods.errors, problem: 'cannot load the mods' };
     for (const error of mods.errors) log.warn(`--disable-mods: ${error}`);
   }
-  const { config, errors } = loadConfig(options.configFile, { extraValidators: mods.validators });
-  if (errors.length > 0) return { errors };
+  const { config, errors, warnings } = loadConfig(options.configFile, { extraValidators: mods.validators });
+  if (errors.length > 0) return { errors, warnings };
   if (options.port !== undefined) config.port = options.port;
   if (options.workers !== undefined) config.workers = options.workers;
   // HTTPS: check the certificate files, or make/renew the self-signed one, before any
   // worker (new ones on reload included) reads them.
   const certificate = ensureCertificate(config, { configFile: options.configFile, log, checkOnly });
-  if (certificate.errors.length > 0) return { errors: certificate.errors };
-  return { config, errors };
+  if (certificate.errors.length > 0) return { errors: certificate.errors, warnings };
+  return { config, errors, warnings };
 }
 
-// The one start-up line tests and users look for.
+// The one start-up line tests and users look for; it names what was really bound
+// ("http://[::]:80" is every interface, "http://127.0.0.1:8080" one address, "http+unix:/run/x.sock").
 function banner(listeners, detail) {
-  const addresses = listeners.map(({ scheme, port }) => `${scheme}://localhost:${port}`).join(' and ');
+  const addresses = listeners.map(({ scheme, address }) => describeListenAddress(scheme, address)).join(' and ');
   return `svr ${version} listening on ${addresses} (${detail})`;
 }
 
