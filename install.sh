@@ -9,12 +9,14 @@ Usage: sudo ./install.sh [--no-start] [--destdir DIR] [--node PATH]
 
 Installs svr from this checkout:
   /usr/lib/svr                        the server (root-owned) with its production dependencies
-  /usr/bin/svr                        command: svr --check, svr --version (uses /etc/svr-config.json)
+  /usr/bin/svr                        command: svr check, svr reload, svr --version (uses /etc/svr-config.json)
   /usr/lib/systemd/system/svr.service the systemd unit (customise with `systemctl edit svr`)
   /etc/svr-config.json                the config, port 80; never overwritten: a newer default
                                       is written next to it as /etc/svr-config.json.new
   /var/www/svr                        the site (the default page only goes into an empty directory)
   /var/lib/svr                        state (generated certificates, temp/ for scripts and mods)
+  /etc/logrotate.d/svr                rotation of /var/log/svr/*.log (accessLog/errorLog), when
+                                      logrotate is installed; kept on upgrade
   user and group svr                  system account, no login shell, no home
 
 Running it again upgrades the code and restarts the service if it was running.
@@ -253,6 +255,18 @@ fi
 
 DESTDIR=$DESTDIR sh "$SETUP" site "$SRC/web"
 DESTDIR=$DESTDIR sh "$SETUP" state
+
+# --- logrotate, for accessLog/errorLog files in /var/log/svr (it does nothing without them) -----
+LOGROTATE=/etc/logrotate.d/svr
+if [ -e "$DESTDIR$LOGROTATE" ]; then
+  did "kept $LOGROTATE"
+elif [ -n "$DESTDIR" ] || [ -d /etc/logrotate.d ]; then
+  mkdir -p "$DESTDIR/etc/logrotate.d"
+  cp "$SRC/systemd/svr.logrotate" "$DESTDIR$LOGROTATE.tmp"
+  chmod 644 "$DESTDIR$LOGROTATE.tmp"
+  mv "$DESTDIR$LOGROTATE.tmp" "$DESTDIR$LOGROTATE"
+  did "logrotate config $LOGROTATE (for log files in /var/log/svr)"
+fi
 
 # --- the service ---------------------------------------------------------------------------------
 CHECK_OK=1

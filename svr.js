@@ -23,6 +23,7 @@ function main() {
   }
   if (options.help) return console.log(USAGE);
   if (options.version) return console.log(require('./lib/product').versionString());
+  if (options.command === 'reload' || options.command === 'reopen-logs') return control(options);
   const path = require('node:path');
   const { DEFAULT_CONFIG_FILE } = require('./lib/product');
   options.configFile = path.resolve(options.configFile ?? DEFAULT_CONFIG_FILE);
@@ -33,6 +34,12 @@ function main() {
 
 // The same validation a start does (mods' config keys included), without generating anything.
 function check(options) {
+  const unreadable = require('./lib/config/unreadable').describeUnreadable(options.configFile, 'svr check');
+  if (unreadable) {
+    process.stderr.write(`${unreadable}\n`);
+    process.exitCode = 1;
+    return;
+  }
   const { readConfig } = require('./lib/process/primary');
   const { errors, warnings = [] } = readConfig(options, { checkOnly: true });
   for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
@@ -43,4 +50,12 @@ function check(options) {
   for (const error of errors) process.stderr.write(`${error}\n`);
   process.stderr.write(`${options.configFile}: ${errors.length} error${errors.length === 1 ? '' : 's'}\n`);
   process.exitCode = 1;
+}
+
+// svr reload / svr reopen-logs: ask the running primary, print its answer, exit 0 or 1.
+async function control(options) {
+  const { clientSocketPath, sendControlCommand } = require('./lib/process/control');
+  const outcome = await sendControlCommand(clientSocketPath(options.controlSocket), options.command);
+  (outcome.ok ? process.stdout : process.stderr).write(`svr ${options.command}: ${outcome.message}\n`);
+  process.exitCode = outcome.ok ? 0 : 1;
 }

@@ -5,18 +5,32 @@
 // what is left synchronously, so a graceful stop loses nothing.
 
 const fs = require('node:fs');
+const { switchLogFile } = require('./log-file');
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 const BUFFER_LIMIT = 64 * 1024;
 
 let pending = '';
 let flushScheduled = false;
+let file = null; // a LogFile when the config has accessLog, else stdout
+
+// accessLog: a path, or null for stdout. Throws when the file cannot be opened.
+function useFile(path) {
+  flush();
+  file = switchLogFile(file, path || null);
+}
+
+function reopen() {
+  flush();
+  if (file) file.reopen();
+}
 
 function flush() {
   flushScheduled = false;
   if (pending === '') return;
   let data = Buffer.from(pending);
   pending = '';
+  if (file) return file.write(data);
   while (data.length > 0) {
     try {
       data = data.subarray(fs.writeSync(1, data)); // a pipe may take only part of it
@@ -120,4 +134,4 @@ function createAccessLog(config) {
   };
 }
 
-module.exports = { createAccessLog, flush };
+module.exports = { createAccessLog, flush, useFile, reopen };

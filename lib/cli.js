@@ -4,11 +4,16 @@
 
 const minimist = require('minimist');
 
-const STRING_OPTIONS = ['config', 'port', 'workers'];
+const STRING_OPTIONS = ['config', 'port', 'workers', 'control-socket'];
+const COMMANDS = ['check', 'reload', 'reopen-logs'];
 const BOOLEAN_OPTIONS = ['single-threaded', 'check', 'version', 'help', 'disable-mods'];
 const ALIASES = { h: 'help', v: 'version', c: 'config' };
 
-const USAGE = `Usage: svr [options]
+const USAGE = `Usage: svr [options]            start the server
+       svr check [options]      the same as --check
+       svr reload [options]     ask the running svr to reload its config; prints the outcome,
+                                exits 0 when the new config serves, 1 when svr refused it
+       svr reopen-logs          ask the running svr to reopen its log files (after rotation)
 
 Options:
   -c, --config FILE     config file (default: config/svr-config.json next to svr.js)
@@ -17,21 +22,29 @@ Options:
       --single-threaded run in one process, without the cluster (for debugging)
       --disable-mods    start without mods and without serverSideScript.js
       --check           validate the config, print what is wrong or "ok", exit 1 or 0
+      --control-socket PATH  the running svr's control socket, for reload and reopen-logs
+                        (default: $RUNTIME_DIRECTORY/control.sock, set by systemd; svr reload
+                        also tries /run/svr/control.sock)
   -v, --version         print the version and exit
   -h, --help            print this help and exit
 
-Signals: SIGHUP reloads the config and replaces workers one at a time;
-SIGTERM or SIGINT stops gracefully.`;
+Signals: SIGHUP reloads the config and replaces workers one at a time (svr reload does the
+same and reports the outcome); SIGTERM or SIGINT stops gracefully.`;
 
 class UsageError extends Error {}
 
 function parseCommandLine(argv) {
   const unknown = [];
+  let command = null;
   const args = minimist(argv, {
     string: STRING_OPTIONS,
     boolean: BOOLEAN_OPTIONS,
     alias: ALIASES,
-    unknown: (arg) => { unknown.push(arg); return false; },
+    unknown: (arg) => {
+      if (command === null && COMMANDS.includes(arg)) command = arg;
+      else unknown.push(arg);
+      return false;
+    },
   });
   if (unknown.length > 0) throw new UsageError(describeUnknown(unknown[0]));
   for (const name of STRING_OPTIONS) {
@@ -39,12 +52,14 @@ function parseCommandLine(argv) {
     if (args[name] === '') throw new UsageError(`--${name} needs a value`);
   }
   return {
+    command,
     configFile: args.config,
+    controlSocket: args['control-socket'],
     port: args.port === undefined ? undefined : parseInteger('--port', args.port, 0, 65535),
     workers: args.workers === undefined ? undefined : parseInteger('--workers', args.workers, 1, 1024),
     singleThreaded: args['single-threaded'],
     disableMods: args['disable-mods'],
-    check: args.check,
+    check: args.check || command === 'check',
     version: args.version,
     help: args.help,
   };

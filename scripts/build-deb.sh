@@ -149,7 +149,7 @@ Description: clustered production web server for Node.js
  This package runs it as the systemd service svr.service, as the system user
  svr, on port 80, serving /var/www/svr.
 EOF
-echo /etc/svr-config.json > "$ROOT/DEBIAN/conffiles"
+printf '%s\n' /etc/svr-config.json /etc/logrotate.d/svr > "$ROOT/DEBIAN/conffiles"
 for script in postinst prerm postrm; do
   cp "$SRC/scripts/deb/$script" "$ROOT/DEBIAN/$script"
   chmod 755 "$ROOT/DEBIAN/$script"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Guest root for test/service.test.js: a Debian trixie (13, the current stable release) minbase with
-# systemd and Debian's Node.js (nodejs 20.x in trixie), booted with systemd-nspawn.
+# systemd, Debian's Node.js (nodejs 20.x in trixie) and logrotate, booted with systemd-nspawn.
 #
 #   scripts/test-guest.sh tools        install systemd-container and debootstrap when missing
 #   scripts/test-guest.sh root DIR     fill the empty directory DIR with the guest root
@@ -13,7 +13,7 @@ set -eu
 
 CACHE=${SVR_TEST_CACHE:-/var/cache/svr-test}
 SUITE=trixie
-PACKAGES=systemd,systemd-sysv,dbus,curl,sudo,ca-certificates,nodejs
+PACKAGES=systemd,systemd-sysv,dbus,curl,sudo,ca-certificates,nodejs,logrotate
 # Bump when the way the root is prepared changes, so an old cache is not reused.
 RECIPE=2
 

@@ -71,7 +71,7 @@ if [ -e "$DESTDIR$LIBDIR" ]; then rm -rf "$DESTDIR$LIBDIR"; did "removed $LIBDIR
 if [ -e "$DESTDIR$BIN" ]; then rm -f "$DESTDIR$BIN"; did "removed $BIN"; fi
 
 if [ "$PURGE" = 1 ]; then
-  for p in "$CONFIG" "$CONFIG.new" "$STATE"; do
+  for p in "$CONFIG" "$CONFIG.new" "$STATE" /etc/logrotate.d/svr /var/log/svr; do
     if [ -e "$DESTDIR$p" ]; then rm -rf "$DESTDIR$p"; did "removed $p"; fi
   done
   if [ -z "$DESTDIR" ]; then

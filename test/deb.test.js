@@ -82,10 +82,10 @@ test('build-deb.sh writes svr_<package.json version>_all.deb depending on nodejs
   assert.match(zcat(x('usr/share/doc/svr/changelog.gz')), new RegExp(`^svr \\(${pkg.version.replace(/\./g, '\\.')}\\) `));
 });
 
-test('/etc/svr-config.json is the only conffile; the site and the state are not package files', { skip: skipDeb }, () => {
+test('/etc/svr-config.json and /etc/logrotate.d/svr are the conffiles; the site and the state are not package files', { skip: skipDeb }, () => {
   const control = path.join(out, 'control');
   assert.equal(run('dpkg-deb', ['-e', deb, control]).code, 0);
-  assert.equal(fs.readFileSync(path.join(control, 'conffiles'), 'utf8'), '/etc/svr-config.json\n');
+  assert.equal(fs.readFileSync(path.join(control, 'conffiles'), 'utf8'), '/etc/svr-config.json\n/etc/logrotate.d/svr\n');
   for (const s of ['postinst', 'prerm', 'postrm']) {
     assert.ok(fs.statSync(path.join(control, s)).mode & 0o100, `${s} is executable`);
   }

@@ -105,7 +105,7 @@ test('a key that does not match the certificate stops the start with an error na
   fs.writeFileSync(configFile, JSON.stringify({ port: await getFreePort(), sport: await getFreePort(), secure: true, cert: 'a.crt', key: 'b.key', wwwroot: '.', allowSensitiveFilesInWebRoot: true, workers: 1 }));
   try {
     const started = await runSvr(['--config', configFile]);
-    assert.equal(started.code, 1);
+    assert.equal(started.code, 78);
     assert.match(started.stderr, new RegExp(`${configFile}: key: ${b.key} does not match the certificate in ${a.cert}`));
     assert.doesNotMatch(started.stderr, /worker \d+ ready/, 'no worker was started');
     const checked = await runSvr(['--config', configFile, '--check']);
@@ -124,7 +124,7 @@ test('only the certificate file present: an error naming the key and the missing
   fs.writeFileSync(configFile, JSON.stringify({ port: await getFreePort(), secure: true, cert: 'a.crt', key: 'a.key', wwwroot: '.', allowSensitiveFilesInWebRoot: true, workers: 1 }));
   try {
     const { code, stderr } = await runSvr(['--config', configFile]);
-    assert.equal(code, 1);
+    assert.equal(code, 78);
     assert.match(stderr, new RegExp(`${configFile}: key: file not found: ${a.key}`));
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -261,7 +261,7 @@ test('a broken sni entry stops the start with an error naming it', async () => {
   fs.writeFileSync(configFile, JSON.stringify({ port: await getFreePort(), secure: true, stateDirectory: 'state', sni: { 'b.test': { cert: 'b.crt', key: 'a.key' } }, wwwroot: '.', allowSensitiveFilesInWebRoot: true, workers: 1 }));
   try {
     const { code, stderr } = await runSvr(['--config', configFile]);
-    assert.equal(code, 1);
+    assert.equal(code, 78);
     assert.match(stderr, new RegExp(`${configFile}: sni\\["b\\.test"\\]\\.key: ${a.key} does not match the certificate in ${b.cert}`));
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

@@ -72,6 +72,7 @@ test('a staged install puts code, command, unit, config, site and state in place
     fs.readFileSync(path.join(ROOT, 'systemd/svr.service'), 'utf8'), 'the unit is systemd/svr.service (node path adjusted)');
   assert.ok(fs.statSync(p('usr/bin/svr')).mode & 0o111, '/usr/bin/svr is executable');
   assert.match(read('usr/bin/svr'), /--config "\/etc\/svr-config\.json"/);
+  assert.equal(read('etc/logrotate.d/svr'), fs.readFileSync(path.join(ROOT, 'systemd/svr.logrotate'), 'utf8'), 'the logrotate config');
 });
 
 test('only production dependencies are installed, every one of them', () => {

@@ -193,7 +193,7 @@ async function startFailing(files, config = {}) {
 
 test('a mod with a syntax error stops the start with one message naming the file', async () => {
   const result = await startFailing({ 'mods/01-ok.js': orderMod('ok'), 'mods/02-broken.js': 'module.exports = function ( {' });
-  assert.equal(result.code, 1);
+  assert.equal(result.code, 78);
   const lines = result.stderr.split('\n').filter((line) => /02-broken\.js/.test(line));
   assert.equal(lines.length, 1, result.stderr);
   assert.match(lines[0], /mods\/02-broken\.js: cannot load the mod: SyntaxError/);
@@ -201,26 +201,26 @@ test('a mod with a syntax error stops the start with one message naming the file
 
 test('a mod that throws while loading or exports no function stops the start', async () => {
   const thrown = await startFailing({ 'mods/a.js': 'throw new Error("no database");' });
-  assert.equal(thrown.code, 1);
+  assert.equal(thrown.code, 78);
   assert.match(thrown.stderr, /mods\/a\.js: cannot load the mod: Error: no database/);
   const notFunction = await startFailing({ 'mods/b.js': 'module.exports = { modInfo: {} };' });
-  assert.equal(notFunction.code, 1);
+  assert.equal(notFunction.code, 78);
   assert.match(notFunction.stderr, /mods\/b\.js: cannot load the mod: it must export a function/);
 });
 
 test('a missing configured modsDirectory stops the start', async () => {
   const result = await startFailing({}, { modsDirectory: 'no-such-dir' });
-  assert.equal(result.code, 1);
+  assert.equal(result.code, 78);
   assert.match(result.stderr, /no-such-dir: cannot load the mod: cannot read the mods directory \(ENOENT\)/);
 });
 
 test('configValidators: a key no mod declares is unknown; a declared key with a bad value is refused', async () => {
   const mod = { 'mods/a.js': INSPECT_MOD };
   const bad = await startFailing(mod, { greeting: 42 });
-  assert.equal(bad.code, 1);
+  assert.equal(bad.code, 78);
   assert.match(bad.stderr, /greeting: invalid value 42 \(rejected by the mod that declares this key\)/);
   const unknown = await startFailing({ 'mods/.keep': '' }, { greeting: 'hello' });
-  assert.equal(unknown.code, 1);
+  assert.equal(unknown.code, 78);
   assert.match(unknown.stderr, /greeting: unknown key/);
 });
 

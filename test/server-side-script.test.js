@@ -328,7 +328,7 @@ test('a script with a syntax error stops the start with its file name and line',
   fs.writeFileSync(path.join(dir, 'svr-config.json'), JSON.stringify({ port: await getFreePort(), wwwroot: 'web', workers: 1 }));
   try {
     const result = await runSvr(['--config', path.join(dir, 'svr-config.json')]);
-    assert.equal(result.code, 1);
+    assert.equal(result.code, 78);
     assert.match(result.stderr, /serverSideScript\.js: cannot load the server-side script: SyntaxError: .*\(at .*serverSideScript\.js:\d+\)/);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

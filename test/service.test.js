@@ -75,6 +75,17 @@ async function restart() {
   await waitHttp();
 }
 const journal = async () => (await g.sh('journalctl -u svr --no-pager -o cat')).toString();
+// The unit's state as systemd sees it: ActiveState, SubState, Result, ExecMainStatus, NRestarts.
+async function unitState() {
+  const out = await g.sh('systemctl show -p ActiveState,SubState,Result,ExecMainStatus,NRestarts svr');
+  return Object.fromEntries(out.trim().split('\n').map((line) => line.split('=')));
+}
+// systemctl reload svr with the config as it is: {code, output, status} (status: systemctl status).
+async function reloadSvr() {
+  const r = await g.exec('systemctl reload svr');
+  const status = await g.exec('systemctl status svr --no-pager -l -n 30');
+  return { code: r.code, output: r.stdout + r.stderr, status: status.stdout };
+}
 const exists = async (p) => (await g.exec(`test -e '${p}'`)).code === 0;
 
 // The config edit both parts make: directory listing on, the version in the Server header.
@@ -97,7 +108,8 @@ process.on('exit', () => {
   process.stderr.write(`# service.test.js: ${figures.cache} cache, root ready in ${figures.prepareMs} ms, ` +
     `boot ${figures.bootMs} ms, install.sh part ${figures.installPartMs ?? '?'} ms, .deb part ` +
     `${figures.debPartMs ?? '?'} ms (second boot ${figures.debBootMs ?? '?'} ms; two .deb builds, alongside the ` +
-    `first part, ${figures.debBuildMs ?? '?'} ms), systemd-analyze security exposure ${figures.exposure ?? '?'}\n`);
+    `first part, ${figures.debBuildMs ?? '?'} ms), systemd-analyze security exposure ${figures.exposure ?? '?'}, ` +
+    `systemctl start with the port taken failed in ${figures.portTakenStartMs ?? '?'} ms\n`);
 });
 
 describe('svr as a systemd service in a booted guest', { skip: reason || false, timeout: 30 * 60 * 1000 }, () => {
@@ -287,13 +299,124 @@ EOF`);
     assert.equal(summary.failed, 0, `no request failed during the reload: ${line}`);
   });
 
+  test('file logs: accessLog/errorLog in /var/log/svr, rotated twice by logrotate under load, no line lost or torn', async (t) => {
+    assert.equal(await g.sh('cat /etc/logrotate.d/svr'), fs.readFileSync(path.join(CHECKOUT, 'systemd/svr.logrotate'), 'utf8'),
+      'install.sh installed the logrotate config');
+    const original = await readConfig();
+    await writeConfig({ ...original, accessLog: '/var/log/svr/access.log', errorLog: '/var/log/svr/error.log' });
+    await restart();
+    const client = g.spawn('exec node /src/scripts/guest/load.js http://127.0.0.1/?rotate 4');
+    let out = '';
+    client.stdout.setEncoding('utf8').on('data', (d) => { out += d; });
+    const done = new Promise((resolve) => client.on('close', resolve));
+    let summary;
+    try {
+      await until('the load client to get its first response', () => {
+        if (client.exitCode !== null) throw new Error(`load client exited: ${out}`);
+        return out.includes('started');
+      }, { timeout: 30000 });
+      const lines = () => g.sh("zcat -f /var/log/svr/access.log* | grep -c 'GET /?rotate ' || true").then(Number);
+      for (const round of [1, 2]) {
+        const before = await lines();
+        await until(`more requests before rotation ${round}`, async () => (await lines()) > before + 50, { timeout: 30000 });
+        await g.sh('logrotate -f /etc/logrotate.d/svr');
+      }
+      await until('requests after the second rotation', async () =>
+        Number(await g.sh("grep -c 'GET /?rotate ' /var/log/svr/access.log || true")) > 50, { timeout: 30000 });
+    } finally {
+      client.stdin.end();
+      await done;
+    }
+    try {
+      summary = JSON.parse(out.trim().split('\n').pop());
+      t.diagnostic(`requests during the rotations: ${JSON.stringify(summary)}`);
+      assert.equal(summary.failed, 0);
+      assert.equal((await g.sh('ls /var/log/svr')).trim().split('\n').filter((f) => f.startsWith('access.log')).length, 3,
+        'access.log, access.log.1 and access.log.2.gz');
+      // Workers write what they hold at the end of each event-loop turn: wait until every answered
+      // request has its line, then check that each line is whole.
+      const logged = await until(`${summary.ok} access-log lines`, async () => {
+        const n = Number(await g.sh("zcat -f /var/log/svr/access.log* | grep -c 'GET /?rotate ' || true"));
+        return n >= summary.ok && n;
+      }, { timeout: 15000 });
+      assert.equal(logged, summary.ok, 'one line per request, none lost, none twice');
+      assert.equal(await g.sh("zcat -f /var/log/svr/access.log* | grep -v '^127\\.0\\.0\\.1 - - \\[[^]]*\\] \"GET /[^ ]* HTTP/1\\.1\" [0-9]\\{3\\} [0-9-]* \"[^\"]*\" \"[^\"]*\" [0-9.]*$' || true"), '',
+        'every line is a whole combined-format line');
+      assert.match(await g.sh('zcat -f /var/log/svr/error.log*'), /log files reopened/, 'the error log has the reopen');
+      assert.equal(await g.sh('stat -c "%U %a" /var/log/svr/access.log'), 'svr 640\n');
+    } finally {
+      await writeConfig(original);
+      await restart();
+    }
+  });
+
+  test('systemctl reload svr fails on a config svr refuses (reason in systemctl status), succeeds on a good one', async () => {
+    const original = await readConfig();
+    const main = await mainPid();
+    await writeConfig({ ...original, port: 'eighty' });
+    try {
+      const bad = await reloadSvr();
+      assert.notEqual(bad.code, 0, `systemctl reload svr fails with a refused config\n${bad.output}`);
+      assert.match(bad.status, /port: expected .*"eighty"/, `systemctl status shows why:\n${bad.status}`);
+      assert.equal(await isActive(), 'active', 'svr keeps running');
+      assert.equal(await mainPid(), main, 'the same main process');
+      assert.equal((await get('/')).status, 200, 'the previous config still serves');
+    } finally {
+      await writeConfig(original);
+    }
+    const good = await reloadSvr();
+    assert.equal(good.code, 0, `systemctl reload svr succeeds with a good config\n${good.output}\n${good.status}`);
+    assert.match(good.status, /svr reload: reload complete/, good.status);
+    assert.equal(await isActive(), 'active');
+  });
+
+  test('svr check as a non-root admin says who may read the config and how to run the check', async () => {
+    const r = await g.exec('runuser -u nobody -- svr check');
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /readable only by its owner root and the group svr/, r.stderr);
+    assert.match(r.stderr, /sudo svr check/, r.stderr);
+  });
+
+  test('systemctl start returns once svr listens; with the port taken it fails promptly (exit 69) and does not restart', async () => {
+    await restart();
+    // Type=notify: the start returned after the workers listen, so the first request is answered.
+    assert.equal((await get('/')).status, 200, 'answered right after systemctl restart returned');
+    await g.sh('systemctl stop svr');
+    // Another program on port 80; it exits when its stdin closes.
+    const squatter = g.spawn(`exec node -e "require('net').createServer().listen(80, () => console.log('taken')); process.stdin.on('end', () => process.exit(0)).resume()"`);
+    const closed = new Promise((resolve) => squatter.on('close', resolve));
+    let said = '';
+    squatter.stdout.setEncoding('utf8').on('data', (d) => { said += d; });
+    squatter.stderr.setEncoding('utf8').on('data', (d) => { said += d; });
+    try {
+      await until('another process to listen on port 80', () => {
+        if (squatter.exitCode !== null || squatter.signalCode !== null) throw new Error(`it exited: ${said}`);
+        return said.includes('taken');
+      }, { timeout: 15000 });
+      await resetStartLimit();
+      const t0 = Date.now();
+      const r = await g.exec('systemctl start svr', { timeout: 60000 });
+      figures.portTakenStartMs = Date.now() - t0;
+      assert.notEqual(r.code, 0, 'systemctl start svr fails with port 80 taken');
+      const state = await unitState();
+      // "failed", not "activating/auto-restart": systemd has no restart scheduled.
+      assert.deepEqual(state, { ActiveState: 'failed', SubState: 'failed', Result: 'exit-code', ExecMainStatus: '69', NRestarts: '0' });
+      assert.match(await journal(), /port 80 is already in use/);
+    } finally {
+      squatter.stdin.end();
+      await closed;
+    }
+    await restart();
+  });
+
   test('a broken config: restart fails, journalctl -u svr names the key, fixing it brings svr back', async () => {
     const original = await readConfig();
     await writeConfig({ ...original, port: 'eighty' });
     await resetStartLimit();
     const r = await g.exec('systemctl restart svr');
     assert.notEqual(r.code, 0, 'systemctl restart svr fails with a broken config');
-    assert.notEqual(await isActive(), 'active');
+    assert.deepEqual(await unitState(), { ActiveState: 'failed', SubState: 'failed', Result: 'exit-code', ExecMainStatus: '78', NRestarts: '0' },
+      'a refused config exits 78 and is not restarted');
     const line = await until('the validator message in journalctl -u svr', async () =>
       (await journal()).split('\n').find((l) => /\bport\b/.test(l) && /eighty/.test(l)), { timeout: 15000 });
     assert.match(line, /svr-config\.json/, `the message names the file: ${line}`);
@@ -459,15 +582,13 @@ describe('the Debian package in a booted guest: install, edit, reload, upgrade, 
     assert.equal(r.body, 'from script');
   });
 
-  // Today `systemctl reload` reports success even when svr refuses the config (issue 17 makes it
-  // fail); what holds already is that the running config keeps serving.
-  test('systemctl reload with a broken config: svr keeps serving with the config it has', async () => {
+  test('systemctl reload with a broken config fails and says why; svr keeps serving with the config it has', async () => {
     const main = await mainPid();
     await writeConfig({ ...edited, port: 'eighty' });
     try {
-      await g.exec('systemctl reload svr');
-      await until('the refusal in journalctl -u svr', async () =>
-        (await journal()).split('\n').find((l) => /\bport\b/.test(l) && /eighty/.test(l)), { timeout: 15000 });
+      const bad = await reloadSvr();
+      assert.notEqual(bad.code, 0, `systemctl reload svr fails\n${bad.output}`);
+      assert.match(bad.status, /port: expected .*"eighty"/, bad.status);
       assert.equal(await isActive(), 'active');
       assert.equal(await mainPid(), main, 'the same main process');
       assert.equal((await get('/sub/')).status, 200, 'the edited config still serves (listing on)');

@@ -171,7 +171,7 @@ test('a port already in use: exit non-zero with one message naming the port, no 
   fs.writeFileSync(configFile, JSON.stringify({ port, wwwroot: '.', allowSensitiveFilesInWebRoot: true, workers: 2 }));
   try {
     const { code, stderr } = await runSvr(['--config', configFile]);
-    assert.equal(code, 1);
+    assert.equal(code, 69);
     assert.match(stderr, new RegExp(`port ${port} is already in use`));
     assert.doesNotMatch(stderr, /replacement/);
   } finally {

@@ -18,7 +18,7 @@ const { sensitiveFiles } = require('./sensitive-files');
 
 // Keys holding file-system paths, resolved against the config file's directory.
 // (errorPages[].path and page404 stay relative to wwwroot, as in SVR.JS.)
-const PATH_KEYS = ['wwwroot', 'cert', 'key', 'modsDirectory', 'stateDirectory'];
+const PATH_KEYS = ['wwwroot', 'cert', 'key', 'modsDirectory', 'stateDirectory', 'accessLog', 'errorLog'];
 
 // SVR.JS writes regular expressions as "/pattern/flags" strings. The greedy (.*) makes the last "/"
 // end the pattern, so "/a/b/" is the pattern "a/b": everything SVR.JS accepts (it demands "\/"

@@ -22,9 +22,9 @@ const PAGE_STYLE = 'body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe U
   'color:#222;background:#f6f7f9}main{max-width:42rem;margin:10vh auto;padding:2rem 2.5rem;' +
   'background:#fff;border:1px solid #e2e5ea;border-radius:8px}h1{margin:0 0 .5rem;font-size:1.6rem}' +
   'p{margin:.5rem 0}pre{overflow:auto;padding:.75rem;background:#f1f2f4;border-radius:4px;font-size:.85rem}' +
-  'footer{margin-top:1.5rem;padding-top:.75rem;border-top:1px solid #eee;color:#777;font-size:.85rem}' +
+  'a{color:#0b5cad}footer{margin-top:1.5rem;padding-top:.75rem;border-top:1px solid #eee;color:#777;font-size:.85rem}' +
   '@media (prefers-color-scheme:dark){body{background:#16181c;color:#ddd}main{background:#1f2227;' +
-  'border-color:#333}pre{background:#2a2d33}footer{border-color:#333;color:#999}}';
+  'border-color:#333}pre{background:#2a2d33}a{color:#6cb0ff}footer{border-color:#333;color:#999}}';
 
 // The opening of one of svr's pages, up to and including <main>; `title` is HTML already escaped.
 function pageHead(title, style = PAGE_STYLE) {

@@ -116,8 +116,9 @@ function createErrorPages(site) {
     const title = `${status} ${escapeHTML(reason(status))}`;
     const desc = escapeHTML(DESCRIPTIONS[status] || 'An error occurred while handling the request.');
     const head = `${pageHead(title)}<h1>${title}</h1><p>${desc}</p>`;
-    const contact = status >= 500
-      ? `<p>If the problem persists, contact the server administrator at ${contactHTML}.</p>` : '';
+    const contact = (status >= 500
+      ? `<p>If the problem persists, contact the server administrator at ${contactHTML}.</p>` : '') +
+      '<p><a href="/">Go to the home page</a></p>';
     parts = {
       head,
       contact,

@@ -12,6 +12,9 @@ const { version } = require('../../package.json');
 const { ensureCertificate, startRenewalTimer } = require('../net/certificate');
 const { Watchdog } = require('./watchdog');
 const { createPrimaryMetrics } = require('./metrics');
+const { EXIT_CONFIG, startFailureStatus } = require('./exit-status');
+const { takeNotifySocket, notifyReady, notifyStatus } = require('./notify');
+const { serverSocketPath, startControlServer } = require('./control');
 
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_CAP_MS = 15000;
@@ -21,13 +24,14 @@ const RELOAD_IDLE_GRACE_MS = 1000;
 
 class Supervisor {
   constructor(options) {
-    this.options = options; // { configFile, port, workers, disableMods }
+    this.options = options; // { configFile, port, workers, disableMods, controlSocket }
     this.pool = new Set(); // workers that serve (or are starting to), not the retiring ones
     this.alive = new Set(); // every worker process not yet exited, retiring ones included
     this.earlyDeaths = 0;
     this.stopping = false;
     this.reloading = false;
     this.reloadQueued = false;
+    this.reloadWaiters = []; // callers of reload() waiting for the next reload's outcome
     this.started = false;
     this.watchdog = new Watchdog({
       stallTimeoutMs: () => this.config?.workerStallTimeout ?? 0,
@@ -45,9 +49,15 @@ class Supervisor {
 
   async start() {
     this.listenForSignals(); // before the first fork: a SIGHUP must never kill a starting server
+    takeNotifySocket();
     const { config, errors, problem, warnings = [] } = this.readConfig();
     for (const warning of warnings) log.warn(warning);
-    if (errors.length > 0) this.exitWithErrors(problem || 'the config is invalid', errors);
+    if (errors.length > 0) this.exitWithErrors(problem || 'the config is invalid', errors, EXIT_CONFIG);
+    try {
+      log.useFile(config.errorLog);
+    } catch (error) {
+      this.exitWithErrors('cannot open the error log', [`errorLog: ${error.message}`], EXIT_CONFIG);
+    }
     this.config = config;
     removeStaleSockets(config, log);
     // Metrics (null when off): summed here from the workers' reports; set at start, a reload keeps them.
@@ -59,23 +69,40 @@ class Supervisor {
       listeners = ready[0];
     } catch (error) {
       if (this.stopping) return;
-      this.exitWithErrors('cannot start', [error.message]);
+      this.exitWithErrors('cannot start', [error.message], startFailureStatus(error.code));
     }
+    await this.openControlSocket();
     this.started = true;
-    log.info(banner(listeners, `${count} worker${count === 1 ? '' : 's'}, primary pid ${process.pid}`));
-    startRenewalTimer(() => this.config, () => this.reload());
-    if (this.reloadQueued) this.reload();
+    const ready = banner(listeners, `${count} worker${count === 1 ? '' : 's'}, primary pid ${process.pid}`);
+    log.info(ready);
+    await notifyReady(ready, log);
+    startRenewalTimer(() => this.config, () => this.reload('certificate renewal'));
+    if (this.reloadQueued) this.runReload('SIGHUP received while starting');
   }
 
-  exitWithErrors(what, errors) {
+  async openControlSocket() {
+    const socketPath = serverSocketPath(this.options.controlSocket);
+    if (!socketPath) return;
+    try {
+      await startControlServer(socketPath, {
+        reload: () => this.reload('svr reload'),
+        'reopen-logs': async () => this.reopenLogs(),
+      }, log);
+    } catch (error) {
+      log.error(`${error.message}: svr reload cannot reach this primary (SIGHUP still reloads)`);
+    }
+  }
+
+  exitWithErrors(what, errors, status) {
     log.error(`${what}:`);
     for (const error of errors) log.error(`  ${error}`);
     for (const worker of this.alive) worker.process.kill('SIGKILL');
-    process.exit(1);
+    process.exit(status);
   }
 
   listenForSignals() {
-    process.on('SIGHUP', () => this.reload());
+    process.on('SIGHUP', () => this.reload('SIGHUP'));
+    process.on('SIGUSR1', () => this.reopenLogs()); // nginx's convention; also keeps Node's inspector off
     process.on('SIGTERM', () => this.stop('SIGTERM'));
     process.on('SIGINT', () => this.stop('SIGINT'));
     cluster.on('exit', (worker, code, signal) => this.onExit(worker, code, signal));
@@ -104,7 +131,7 @@ class Supervisor {
           log.info(`worker ${worker.process.pid} ready`);
           resolve(message.listeners);
         } else if (message.type === 'fatal') {
-          fail(new Error(message.message));
+          fail(Object.assign(new Error(message.message), { code: message.code }));
         }
       };
       const onExit = (code, signal) => fail(new Error(`worker ${worker.process.pid} exited during start-up (${describeExit(code, signal)})`));
@@ -182,26 +209,54 @@ class Supervisor {
     });
   }
 
-  async reload() {
-    if (this.stopping) return;
-    if (this.reloading || !this.started) {
-      this.reloadQueued = true;
-      return;
+  // After logrotate: every process opens its log files again (lib/log-file.js says why no line is
+  // lost or torn). Workers do it when the message reaches them.
+  reopenLogs() {
+    try {
+      log.reopen();
+    } catch (error) {
+      log.error(`cannot reopen the error log: ${error.message}`);
+      return { ok: false, message: `cannot reopen the error log: ${error.message}` };
     }
+    let count = 0;
+    for (const worker of this.alive) {
+      if (worker.isConnected()) { worker.send({ type: 'reopen-logs' }); count++; }
+    }
+    log.info(`log files reopened; asked ${count} worker(s) to reopen theirs`);
+    return { ok: true, message: `log files reopened by the primary; ${count} worker(s) asked to reopen theirs` };
+  }
+
+  // Resolves with the outcome, {ok, message}, of a reload that reads the config after this call:
+  // one asked for during a reload waits for the next one.
+  reload(reason) {
+    return new Promise((resolve) => {
+      if (this.stopping) return resolve({ ok: false, message: 'svr is stopping' });
+      this.reloadWaiters.push(resolve);
+      if (this.reloading || !this.started) this.reloadQueued = true;
+      else this.runReload(reason);
+    });
+  }
+
+  async runReload(reason) {
     this.reloading = true;
-    log.info('SIGHUP: reloading the config');
-    const { config, errors } = this.readConfig();
-    if (errors.length > 0) {
-      log.error('reload failed, still serving with the previous config:');
-      for (const error of errors) log.error(`  ${error}`);
-    } else {
-      await this.rollWorkers(config);
-    }
+    this.reloadQueued = false;
+    const waiters = this.reloadWaiters.splice(0);
+    log.info(`${reason}: reloading the config`);
+    await notifyStatus('reloading', log);
+    const outcome = await this.reloadOnce();
+    for (const resolve of waiters) resolve(outcome);
     this.reloading = false;
-    if (this.reloadQueued) {
-      this.reloadQueued = false;
-      this.reload();
-    }
+    if (this.stopping) return;
+    await notifyStatus(outcome.ok ? 'reloaded' : 'reload failed, serving with the previous config', log);
+    if (this.reloadQueued) this.runReload('queued reload');
+  }
+
+  async reloadOnce() {
+    const { config, errors } = this.readConfig();
+    if (errors.length === 0) return this.rollWorkers(config);
+    const lines = ['reload failed, still serving with the previous config:', ...errors.map((error) => `  ${error}`)];
+    for (const line of lines) log.error(line);
+    return { ok: false, message: lines.join('\n') };
   }
 
   // One at a time: a new worker listens before an old one stops accepting and drains.
@@ -225,14 +280,19 @@ class Supervisor {
           retired++;
         }
       }
-      log.info(`reload complete: ${old.length} worker(s) replaced by ${target} in ${Date.now() - startedAt} ms`);
+      const message = `reload complete: ${old.length} worker(s) replaced by ${target} in ${Date.now() - startedAt} ms`;
+      log.info(message);
       if (this.metrics) this.metrics.count('reloads');
+      return { ok: true, message };
     } catch (error) {
-      if (this.stopping) return; // the stop drains every worker; abandoning them would cut requests
-      log.error(`reload failed, still serving with the previous config: ${error.message}`);
+      // The stop drains every worker; abandoning them would cut requests.
+      if (this.stopping) return { ok: false, message: 'svr is stopping' };
+      const message = `reload failed, still serving with the previous config: ${error.message}`;
+      log.error(message);
       this.config = previous;
       for (const worker of fresh) this.abandon(worker);
       for (let i = 0; i < retired; i++) this.replaceLater(0);
+      return { ok: false, message };
     }
   }
 
@@ -267,6 +327,7 @@ class Supervisor {
       process.exit(1);
     }
     this.stopping = true;
+    for (const resolve of this.reloadWaiters.splice(0)) resolve({ ok: false, message: 'svr is stopping' });
     log.info(`${signal}: stopping gracefully (in-flight requests get up to ${this.config.shutdownTimeout} ms)`);
     for (const worker of this.alive) this.drain(worker, 0, { stopping: true, delayMs: (this.config.health && this.config.health.drainDelay) || 0 });
     this.exitWhenEmpty();

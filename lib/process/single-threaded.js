@@ -9,6 +9,7 @@ const { removeStaleSockets } = require('../config/listen-address');
 const { startWorker, drainDelay } = require('./worker');
 const { installCrashHandlers } = require('../request-context');
 const { createLocalMetricsSink } = require('./metrics');
+const { EXIT_CONFIG, startFailureStatus } = require('./exit-status');
 
 function runSingleThreaded(options) {
   const { config, errors, problem, warnings = [] } = readConfig(options);
@@ -16,7 +17,7 @@ function runSingleThreaded(options) {
   if (errors.length > 0) {
     log.error(`${problem || 'the config is invalid'}:`);
     for (const error of errors) log.error(`  ${error}`);
-    process.exit(1);
+    process.exit(EXIT_CONFIG);
   }
   log.warn('running single-threaded: a crash stops the server (use this mode for debugging)');
   removeStaleSockets(config, log);
@@ -24,7 +25,7 @@ function runSingleThreaded(options) {
     ready: (listeners) => log.info(banner(listeners, `single-threaded, pid ${process.pid}`)),
     fatal: (code, message) => {
       log.error(`cannot start: ${message}`);
-      process.exit(1);
+      process.exit(startFailureStatus(code));
     },
     metricsSink: createLocalMetricsSink(config),
   }, { disableMods: options.disableMods });
@@ -43,6 +44,9 @@ function runSingleThreaded(options) {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGHUP', () => reload(worker, options));
+  process.on('SIGUSR1', () => { // after logrotate, as the primary does
+    try { accessLog.reopen(); log.reopen(); } catch (error) { log.error(`cannot reopen a log file: ${error.message}`); }
+  });
 }
 
 function reload(worker, options) {

@@ -260,6 +260,8 @@ function runClusterWorker() {
         const send = (beat) => { if (process.connected) process.send(beat); };
         observeUserCode(startHeartbeat({ stallTimeoutMs: message.config.workerStallTimeout, send, served: () => worker.served }));
       }
+    } else if (message.type === 'reopen-logs') {
+      reopenLogs();
     } else if (message.type === 'drain' && worker) {
       worker.drain(message.idleGraceMs, message.timeoutMs, { transferTimeoutMs: message.transferTimeoutMs, delayMs: message.delayMs });
     }
@@ -284,9 +286,20 @@ function drainDelay(config) {
   return (config.health && config.health.drainDelay) || 0;
 }
 
+function reopenLogs() {
+  try {
+    accessLog.reopen();
+    log.reopen();
+  } catch (error) {
+    log.error(`cannot reopen a log file: ${error.message}`);
+  }
+}
+
 function startWorker(config, configFile, hooks, options) {
   let worker;
   try {
+    accessLog.useFile(config.accessLog);
+    log.useFile(config.errorLog);
     worker = new Worker(config, configFile, hooks, options);
   } catch (error) { // the pipeline refuses a config it cannot serve (bad wwwroot, say)
     hooks.fatal(error.code || 'ECONFIG', error.message);

@@ -61,9 +61,9 @@ const svg = (inner) => `data:image/svg+xml,<svg xmlns='http://www.w3.org/2000/sv
 const STYLE = 'body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;' +
   'color:#222;background:#f6f7f9}main{max-width:56rem;margin:2rem auto;padding:1.5rem 2rem;background:#fff;' +
   'border:1px solid #e2e5ea;border-radius:8px}h1{margin:0 0 1rem;font-size:1.35rem;font-weight:600;' +
-  'word-break:break-all}table{width:100%;border-collapse:collapse}th,td{padding:.4rem .6rem;text-align:left}' +
+  'overflow-wrap:anywhere}table{width:100%;border-collapse:collapse}th,td{padding:.4rem .6rem;text-align:left}' +
   'th{font-size:.8rem;text-transform:uppercase;letter-spacing:.04em;color:#666;border-bottom:2px solid #e2e5ea}' +
-  'td{border-bottom:1px solid #f0f1f3}tr:hover td{background:#f7f9fc}td.n{word-break:break-all}' +
+  'td{border-bottom:1px solid #f0f1f3}tr:hover td{background:#f7f9fc}td.n{overflow-wrap:anywhere;hyphens:none}' +
   'td.s,td.m,th.s,th.m{white-space:nowrap;color:#555}td.s,th.s{text-align:right}a{color:#0b5cad;' +
   'text-decoration:none}a:hover{text-decoration:underline}.d a{font-weight:600}' +
   'td.n a::before{content:"";display:inline-block;width:16px;height:16px;margin-right:.55rem;' +
@@ -72,10 +72,28 @@ const STYLE = 'body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Ro
   `.f a::before{background-image:url("${svg('<path fill=\'%23fff\' stroke=\'%23949cab\' d=\'M3.5 1.5h6l3 3v10h-9z\'/>' +
     '<path fill=\'none\' stroke=\'%23949cab\' d=\'M9.5 1.5v3h3\'/>')}")}` +
   `.p a::before{background-image:url("${svg('<path fill=\'%23949cab\' d=\'M8 2l5 5H9.6v7H6.4V7H3z\'/>')}")}` +
-  '.empty{color:#777;padding:1rem .6rem}' +
+  '.empty{color:#777;padding:1rem .6rem}th button{all:unset;font:inherit;color:inherit;letter-spacing:inherit;text-transform:inherit;cursor:pointer}th button:focus-visible{outline:2px solid #0b5cad}th button::after{content:"";' +
+  'display:inline-block;width:1em}th[aria-sort=ascending] button::after{content:"\\2191"}' +
+  'th[aria-sort=descending] button::after{content:"\\2193"}' +
+  // A phone: the date column goes (the size says enough), the page loses its outer margin.
+  '@media (max-width:600px){main{margin:0;padding:1rem;border:0;border-radius:0}th.m,td.m{display:none}' +
+  'th,td{padding:.4rem .3rem}}' +
   'footer{margin-top:1rem;color:#888;font-size:.8rem}@media (prefers-color-scheme:dark){body{background:' +
   '#16181c;color:#ddd}main{background:#1f2227;border-color:#333}th{border-color:#333;color:#aaa}td{' +
   'border-color:#2a2d33}tr:hover td{background:#262a30}a{color:#6cb0ff}td.s,td.m{color:#aaa}}';
+
+// Click a column header to sort by it, again to reverse. Directories stay before files, the parent
+// link and notes stay where they are. Without scripts the listing is sorted by name.
+const SORT_SCRIPT = '<script>(function(){var t=document.querySelector("th>button").closest("table"),h=t.tHead.rows[0].cells,' +
+  'b=t.tBodies[0];function key(r,i){var c=r.cells[i];return i?Number(c.dataset.v):c.textContent}' +
+  'function sort(i){var th=h[i],up=th.getAttribute("aria-sort")!=="ascending",rows=[].slice.call(b.rows)' +
+  '.filter(function(r){return!r.hasAttribute("data-keep")}),c=new Intl.Collator(undefined,{numeric:true,' +
+  'sensitivity:"accent"});for(var j=0;j<h.length;j++)h[j].removeAttribute("aria-sort");' +
+  'th.setAttribute("aria-sort",up?"ascending":"descending");rows.sort(function(x,y){var d=' +
+  '(x.className==="d")-(y.className==="d");if(d)return -d;var a=key(x,i),z=key(y,i),o=i?a-z:c.compare(a,z);' +
+  'return up?o:-o});rows.forEach(function(r){b.appendChild(r)});b.querySelectorAll("tr[data-keep]:not(.p)")' +
+  '.forEach(function(r){b.appendChild(r)})}[].forEach.call(h,function(th,i){th.querySelector("button")' +
+  '.addEventListener("click",function(){sort(i)})})})()</script>';
 
 function createListing(site, { isHidden }) {
   const realRoot = site.root;
@@ -188,24 +206,25 @@ function createListing(site, { isHidden }) {
       const title = `Index of ${escapeHTML(pathname)}`;
       const rows = [];
       if (parent !== null) {
-        rows.push(`<tr class="p"><td class="n"><a href="${escapeHTML(parent)}">Parent directory</a></td>` +
+        rows.push(`<tr class="p" data-keep><td class="n"><a href="${escapeHTML(parent)}">Parent directory</a></td>` +
           '<td class="s">—</td><td class="m"></td></tr>');
       }
       rows.push(...await inSlices(infos, (e) => {
         const href = escapeHTML(base + encodeSegment(e.name) + (e.dir ? '/' : ''));
         return `<tr class="${e.dir ? 'd' : 'f'}"><td class="n"><a href="${href}">${escapeHTML(e.name)}` +
-          `${e.dir ? '/' : ''}</a></td><td class="s">${e.dir ? '—' : humanSize(e.size)}</td>` +
-          `<td class="m">${isoMinute(e.mtime)}</td></tr>`;
+          `${e.dir ? '/' : ''}</a></td><td class="s" data-v="${e.dir ? -1 : e.size}">${e.dir ? '—' : humanSize(e.size)}</td>` +
+          `<td class="m" data-v="${e.mtime.getTime()}">${isoMinute(e.mtime)}</td></tr>`;
       }));
-      if (infos.length === 0) rows.push('<tr><td class="empty" colspan="3">This directory is empty.</td></tr>');
+      if (infos.length === 0) rows.push('<tr data-keep><td class="empty" colspan="3">This directory is empty.</td></tr>');
       if (truncated) {
-        rows.push(`<tr><td class="empty" colspan="3">${truncated} more entries not shown.</td></tr>`);
+        rows.push(`<tr data-keep><td class="empty" colspan="3">${truncated} more entries not shown.</td></tr>`);
       }
       const custom = customParts(realDir);
       body = `${pageHead(title, STYLE)}<h1>${title}</h1>\n${custom.head}` +
-        '<table><thead><tr><th>Name</th><th class="s">Size</th><th class="m">Modified (UTC)</th></tr></thead>\n<tbody>\n' +
+        '<table><thead><tr><th aria-sort="ascending"><button>Name</button></th><th class="s"><button>Size</button></th>' +
+        '<th class="m"><button>Modified (UTC)</button></th></tr></thead>\n<tbody>\n' +
         rows.join('\n') + '\n</tbody></table>' + (custom.description === null ? '' : `<hr/>${custom.description}`) +
-        `${custom.foot}<footer>${footer}</footer></main></body></html>\n`;
+        `${custom.foot}<footer>${footer}</footer></main>${SORT_SCRIPT}</body></html>\n`;
       type = 'text/html; charset=utf-8';
     }
     res.statusCode = 200;
