@@ -10,7 +10,9 @@
 // hash, not one per request. Unknown names are checked against a dummy account so that a wrong
 // name takes as long as a wrong password.
 
-const crypto = require('node:crypto');
+// Required on the first login check: a site without auth never loads it (start-up time).
+let cryptoModule = null;
+const crypto = () => (cryptoModule ??= require('node:crypto'));
 
 const PBKDF2_ITERATIONS = 36250;
 const KEY_LENGTH = 64;
@@ -29,18 +31,18 @@ function parseBasic(header) {
 
 function hash(user, password) {
   if (user.scrypt) {
-    return new Promise((resolve, reject) => crypto.scrypt(password, user.salt, KEY_LENGTH, (e, key) => (e ? reject(e) : resolve(key.toString('hex')))));
+    return new Promise((resolve, reject) => crypto().scrypt(password, user.salt, KEY_LENGTH, (e, key) => (e ? reject(e) : resolve(key.toString('hex')))));
   }
   if (user.pbkdf2) {
-    return new Promise((resolve, reject) => crypto.pbkdf2(password, user.salt, PBKDF2_ITERATIONS, KEY_LENGTH, 'sha512', (e, key) => (e ? reject(e) : resolve(key.toString('hex')))));
+    return new Promise((resolve, reject) => crypto().pbkdf2(password, user.salt, PBKDF2_ITERATIONS, KEY_LENGTH, 'sha512', (e, key) => (e ? reject(e) : resolve(key.toString('hex')))));
   }
-  return Promise.resolve(crypto.createHash('sha256').update(password + user.salt).digest('hex'));
+  return Promise.resolve(crypto().createHash('sha256').update(password + user.salt).digest('hex'));
 }
 
 function sameHex(a, b) {
   const left = Buffer.from(String(a).toLowerCase(), 'utf8');
   const right = Buffer.from(String(b).toLowerCase(), 'utf8');
-  return left.length === right.length && crypto.timingSafeEqual(left, right);
+  return left.length === right.length && crypto().timingSafeEqual(left, right);
 }
 
 // Returns authenticate(req) -> Promise<string|null>, or null when no account is configured.
@@ -55,7 +57,7 @@ function createAuthenticator(users) {
     if (!credentials) return null;
     const user = byName.get(credentials.name);
     const account = user || dummy;
-    const key = `${credentials.name}\0${crypto.createHash('sha256').update(credentials.password + account.salt).digest('hex')}`;
+    const key = `${credentials.name}\0${crypto().createHash('sha256').update(credentials.password + account.salt).digest('hex')}`;
     const expiry = remembered.get(key);
     if (user && expiry !== undefined && expiry > Date.now()) return user.name;
     const computed = await hash(account, credentials.password);

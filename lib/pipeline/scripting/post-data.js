@@ -15,12 +15,16 @@
 // formidable's 20 MB limit for fields. Over a limit: 413; malformed: 400; another method: 405.
 // SVR.JS's formidable options argument is accepted for compatibility and ignored.
 
-const crypto = require('node:crypto');
+// Required on the first upload (start-up time).
+let cryptoModule = null;
+const crypto = () => (cryptoModule ??= require('node:crypto'));
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const querystring = require('node:querystring');
-const busboy = require('busboy');
+// Required on the first multipart body (start-up time).
+let busboyModule = null;
+const busboy = () => (busboyModule ??= require('busboy'));
 
 const MAX_BUFFERED_BYTES = 20 * 1024 * 1024;
 
@@ -92,7 +96,7 @@ function addValue(object, name, value) {
 function parseMultipart(req, limit, tempDir, callback) {
   let parser;
   try {
-    parser = busboy({ headers: req.headers, limits: { fieldSize: MAX_BUFFERED_BYTES, fields: 10000, parts: 10000 } });
+    parser = busboy()({ headers: req.headers, limits: { fieldSize: MAX_BUFFERED_BYTES, fields: 10000, parts: 10000 } });
   } catch (error) {
     return callback(new BodyError(400, `malformed multipart/form-data: ${error.message}`));
   }
@@ -122,7 +126,7 @@ function parseMultipart(req, limit, tempDir, callback) {
   });
   parser.on('file', (name, stream, info) => {
     if (failed) return stream.resume();
-    const newFilename = `svr-upload-${crypto.randomBytes(12).toString('hex')}`;
+    const newFilename = `svr-upload-${crypto().randomBytes(12).toString('hex')}`;
     const filepath = path.join(tempDir, newFilename);
     tempFiles.push(filepath);
     const file = {
