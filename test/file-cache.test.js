@@ -245,10 +245,12 @@ describe('a file response for a file that has not settled (unit)', () => {
   }
 
   test('is read on every request, but compressed again only when its bytes change', async () => {
-    const file = path.join(dir, 'fresh.js');
+    const file = path.join(fs.realpathSync(dir), 'fresh.js');
     fs.writeFileSync(file, 'let a = 1;\n'.repeat(300));
     const config = { enableCompression: true, dontCompress: [], fileCacheMaxBytes: 1 << 25, fileCacheMaxFileSize: 1 << 20 };
-    const hot = createResponder({ config, sendError: () => assert.fail('no error expected') }, { isHidden: () => false });
+    const { createWebRoot } = require('../lib/pipeline/web-root');
+    const site = { config, sendError: () => assert.fail('no error expected'), webRoot: createWebRoot(fs.realpathSync(dir)) };
+    const hot = createResponder(site, { isHidden: () => false });
     let compressions = 0;
     const compress = hot.compression.compress;
     hot.compression.compress = (...args) => { compressions++; return compress(...args); };

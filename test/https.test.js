@@ -47,7 +47,7 @@ test('first start with secure: true generates a self-signed certificate, logs it
     const warning = server.stderr().find((line) => /warn primary: generated a self-signed certificate/.test(line));
     assert.ok(warning, 'a warning says a certificate was generated');
     assert.ok(warning.includes(x509.fingerprint256), 'the warning carries the SHA-256 fingerprint');
-    assert.match(server.stderr().join('\n'), new RegExp(`listening on http://localhost:${server.port} and https://localhost:${server.sport}`));
+    assert.match(server.stderr().join('\n'), new RegExp(`listening on http://(?:\\[::\\]|0\\.0\\.0\\.0):${server.port} and https://(?:\\[::\\]|0\\.0\\.0\\.0):${server.sport}`));
 
     // a client that trusts exactly this certificate verifies it for "localhost"
     const res = await httpsRequest(`${server.httpsUrl}/`, { ca: pem });
@@ -102,7 +102,7 @@ test('a key that does not match the certificate stops the start with an error na
   const a = writePair(dir, 'a', ['a.test']);
   const b = writePair(dir, 'b', ['b.test']);
   const configFile = path.join(dir, 'svr-config.json');
-  fs.writeFileSync(configFile, JSON.stringify({ port: await getFreePort(), sport: await getFreePort(), secure: true, cert: 'a.crt', key: 'b.key', wwwroot: '.', workers: 1 }));
+  fs.writeFileSync(configFile, JSON.stringify({ port: await getFreePort(), sport: await getFreePort(), secure: true, cert: 'a.crt', key: 'b.key', wwwroot: '.', allowSensitiveFilesInWebRoot: true, workers: 1 }));
   try {
     const started = await runSvr(['--config', configFile]);
     assert.equal(started.code, 1);
@@ -121,7 +121,7 @@ test('only the certificate file present: an error naming the key and the missing
   const a = writePair(dir, 'a', ['a.test']);
   fs.unlinkSync(a.key);
   const configFile = path.join(dir, 'svr-config.json');
-  fs.writeFileSync(configFile, JSON.stringify({ port: await getFreePort(), secure: true, cert: 'a.crt', key: 'a.key', wwwroot: '.', workers: 1 }));
+  fs.writeFileSync(configFile, JSON.stringify({ port: await getFreePort(), secure: true, cert: 'a.crt', key: 'a.key', wwwroot: '.', allowSensitiveFilesInWebRoot: true, workers: 1 }));
   try {
     const { code, stderr } = await runSvr(['--config', configFile]);
     assert.equal(code, 1);
@@ -192,7 +192,7 @@ test('disableToHTTPSRedirect: the plain listener serves the site, without HSTS',
 test('disableNonEncryptedServer: only the HTTPS port is open', async () => {
   const server = await startTlsServer({ config: { disableNonEncryptedServer: true } });
   try {
-    assert.match(server.stderr().join('\n'), new RegExp(`listening on https://localhost:${server.sport} \\(`));
+    assert.match(server.stderr().join('\n'), new RegExp(`listening on https://(?:\\[::\\]|0\\.0\\.0\\.0):${server.sport} \\(`));
     await assert.rejects(request(`${server.url}/`), { code: 'ECONNREFUSED' });
     const res = await httpsRequest(`${server.httpsUrl}/`);
     assert.equal(res.status, 200);
@@ -258,7 +258,7 @@ test('a broken sni entry stops the start with an error naming it', async () => {
   const a = writePair(dir, 'a', ['a.test']);
   const b = writePair(dir, 'b', ['b.test']);
   const configFile = path.join(dir, 'svr-config.json');
-  fs.writeFileSync(configFile, JSON.stringify({ port: await getFreePort(), secure: true, stateDirectory: 'state', sni: { 'b.test': { cert: 'b.crt', key: 'a.key' } }, wwwroot: '.', workers: 1 }));
+  fs.writeFileSync(configFile, JSON.stringify({ port: await getFreePort(), secure: true, stateDirectory: 'state', sni: { 'b.test': { cert: 'b.crt', key: 'a.key' } }, wwwroot: '.', allowSensitiveFilesInWebRoot: true, workers: 1 }));
   try {
     const { code, stderr } = await runSvr(['--config', configFile]);
     assert.equal(code, 1);
@@ -271,7 +271,7 @@ test('a broken sni entry stops the start with an error naming it', async () => {
 test('svr.js --check with secure on and no certificate yet: ok, and nothing is generated', async () => {
   const dir = makeTempDir();
   const configFile = path.join(dir, 'svr-config.json');
-  fs.writeFileSync(configFile, JSON.stringify({ port: 8080, secure: true, stateDirectory: 'state', wwwroot: '.' }));
+  fs.writeFileSync(configFile, JSON.stringify({ port: 8080, secure: true, stateDirectory: 'state', wwwroot: '.', allowSensitiveFilesInWebRoot: true }));
   try {
     const { code, stdout } = await runSvr(['--config', configFile, '--check']);
     assert.equal(code, 0);

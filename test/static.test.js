@@ -129,7 +129,7 @@ describe("the server's own files", () => {
   before(async () => {
     // wwwroot is the directory holding the config file itself
     srv = await startServer({
-      config: { wwwroot: '.', modsDirectory: 'web/mods', followSymlinks: true },
+      config: { wwwroot: '.', allowSensitiveFilesInWebRoot: true, modsDirectory: 'web/mods', followSymlinks: true },
       files: { 'index.html': 'site', 'serverSideScript.js': 'secret()', 'sub/serverSideScript.js': 'secret()', 'mods/m.js': 'module.exports = (req, res, log, config, next) => next(); // mod()' },
     });
     fs.symlinkSync(srv.configFile, path.join(srv.root, 'config-link.json'));
@@ -162,7 +162,8 @@ describe("the server's own files", () => {
 describe("svr's own code when wwwroot is the installation directory", () => {
   let srv;
   before(async () => {
-    srv = await startServer({ config: { wwwroot: path.join(__dirname, '..') } });
+    // The installation directory holds state/ (svr's own state): opting in is part of this choice.
+    srv = await startServer({ config: { wwwroot: path.join(__dirname, '..'), allowSensitiveFilesInWebRoot: true } });
   });
   after(() => srv.stop());
 

@@ -168,7 +168,7 @@ test('a port already in use: exit non-zero with one message naming the port, no 
   await new Promise((resolve) => blocker.listen(port, resolve));
   const dir = makeTempDir();
   const configFile = path.join(dir, 'svr-config.json');
-  fs.writeFileSync(configFile, JSON.stringify({ port, wwwroot: '.', workers: 2 }));
+  fs.writeFileSync(configFile, JSON.stringify({ port, wwwroot: '.', allowSensitiveFilesInWebRoot: true, workers: 2 }));
   try {
     const { code, stderr } = await runSvr(['--config', configFile]);
     assert.equal(code, 1);

@@ -95,11 +95,12 @@ function createLogFacilities(log, who) {
   };
 }
 
-// .head / head.html and .foot / foot.html in the web root, read once.
-function readFirst(dir, names) {
+// .head / head.html and .foot / foot.html in the web root, read once, from a descriptor checked
+// to lie where the web root's symlink rule allows (site.webRoot).
+function readFirst(site, names) {
   for (const name of names) {
     try {
-      return fs.readFileSync(path.join(dir, name), 'utf8');
+      return site.webRoot.readContained(path.join(site.root, name));
     } catch { /* try the next one */ }
   }
   return '';
@@ -191,8 +192,8 @@ function redirectStatus(isTemporary, keepMethod) {
 
 function createStage(site, mods, script) {
   const { config, sendError, log } = site;
-  const head = readFirst(site.root, ['.head', 'head.html']);
-  const foot = readFirst(site.root, ['.foot', 'foot.html']);
+  const head = readFirst(site, ['.head', 'head.html']);
+  const foot = readFirst(site, ['.foot', 'foot.html']);
   const server = site.serverName;
   const { maxPostDataSize: limit, users, page404 } = config; // schema defaults: 200 MiB, [], 404.html
   const warned = new Set();
@@ -366,11 +367,14 @@ function createStage(site, mods, script) {
     step();
   }
 
-  function withUser(req, go) {
+  function withUser(req, res, go) {
     if (authenticate && req.headers.authorization !== undefined) {
-      return authenticate(req).then((name) => {
-        req.svr.user = name;
-        req.authUser = name;
+      return authenticate(req).then(({ user, throttled, retryAfter }) => {
+        req.svr.user = user;
+        req.authUser = user;
+        // Too many failures from this address: nothing was checked; whatever the script answers
+        // (its own 401, typically) tells the client when to try again.
+        if (throttled) res.setHeader('Retry-After', String(retryAfter));
         go();
       });
     }
@@ -380,13 +384,13 @@ function createStage(site, mods, script) {
 
   function scripting(req, res, next) {
     const state = { req, res, fail: (error) => fail(req, res, 500, { error }) };
-    return withUser(req, () => requestContext.run(state, run, req, res, next));
+    return withUser(req, res, () => requestContext.run(state, run, req, res, next));
   }
 
   scripting.proxyRequest = proxyMods.length === 0 ? null : function proxyRequest(req, res) {
     if (!req.svr) req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null };
     const state = { req, res, fail: (error) => fail(req, res, 500, { error }) };
-    return withUser(req, () => requestContext.run(state, runProxy, req, res));
+    return withUser(req, res, () => requestContext.run(state, runProxy, req, res));
   };
 
   scripting.connect = connectMods.length === 0 ? null : function connect(req, socket, head) {

@@ -162,10 +162,12 @@ class FileCache {
   }
 }
 
-// Reads a whole file through one descriptor and reports the stats of what was read.
-async function readWhole(path) {
-  const handle = await fs.promises.open(path, 'r');
+// Reads a whole file through one descriptor and reports the stats of what was read. webRoot
+// (site.webRoot): open with its flags and read only a descriptor that is really at `path`.
+async function readWhole(path, webRoot) {
+  const handle = await fs.promises.open(path, webRoot ? webRoot.flags : 'r');
   try {
+    if (webRoot && !webRoot.isAt(handle.fd, path)) return null;
     const before = await handle.stat();
     if (!before.isFile()) return null;
     const data = Buffer.allocUnsafeSlow(before.size); // not a slice of a shared pool: kept for long
@@ -182,4 +184,4 @@ async function readWhole(path) {
   }
 }
 
-module.exports = { FileCache, sameFile, DEFAULT_SETTLE_MS };
+module.exports = { FileCache, sameFile, readWhole, DEFAULT_SETTLE_MS };

@@ -8,7 +8,11 @@
 //   URL path, never from the file system path); a parent link except at the root;
 // - JSON ({ path, parent, entries:[{name,type,size,modified,href}], truncated }) when Accept
 //   prefers JSON; never an absolute server path in either form;
-// - at most MAX_ENTRIES entries are examined per request (the rest is counted, not listed).
+// - at most MAX_ENTRIES entries are examined per request (the rest is counted, not listed);
+// - SVR.JS's customisation files in the listed directory (HTML, up to 64 KiB each): `.dirhead` or
+//   `HEAD.html` after the title, `.maindesc` below the table, `.dirfoot` or `FOOT.html` at the end;
+//   with `enableDirectoryListingWithDefaultHead`, the web root's `.head`/`head.html` and
+//   `.foot`/`foot.html` (read at load) stand in for a directory without its own.
 
 const fs = require('fs');
 const path = require('path');
@@ -17,6 +21,18 @@ const { escapeHTML, prefersJSON, pageHead } = require('../../http/html');
 const { encodePath, encodeSegment } = require('../../http/target');
 
 const MAX_ENTRIES = 10000;
+const MAX_CUSTOM_BYTES = 64 * 1024;
+
+// The first of `names` in `dir` that is a readable file of at most MAX_CUSTOM_BYTES, else null;
+// read from a descriptor checked to lie where the web root's symlink rule allows (site.webRoot).
+function readCustom(webRoot, dir, names) {
+  for (const name of names) {
+    try {
+      return webRoot.readContained(path.join(dir, name), MAX_CUSTOM_BYTES);
+    } catch { /* not there, too large, or not allowed: try the next one */ }
+  }
+  return null;
+}
 // Case-insensitive, accents after their base letter, numbers by value (file2 before file10).
 const collator = new Intl.Collator('en', { sensitivity: 'accent', numeric: true });
 
@@ -60,6 +76,17 @@ function createListing(site, { isHidden }) {
   const followSymlinks = site.config.followSymlinks === true;
   const allowDotfiles = site.config.allowDotfiles === true;
   const footer = escapeHTML(site.serverName);
+  const withDefaultHead = site.config.enableDirectoryListingWithDefaultHead === true;
+  const defaultHead = withDefaultHead ? readCustom(site.webRoot, realRoot, ['.head', 'head.html']) : null;
+  const defaultFoot = withDefaultHead ? readCustom(site.webRoot, realRoot, ['.foot', 'foot.html']) : null;
+
+  function customParts(realDir) {
+    return {
+      head: readCustom(site.webRoot, realDir, ['.dirhead', 'HEAD.html']) ?? defaultHead ?? '',
+      description: readCustom(site.webRoot, realDir, ['.maindesc']),
+      foot: readCustom(site.webRoot, realDir, ['.dirfoot', 'FOOT.html']) ?? defaultFoot ?? '',
+    };
+  }
 
   function inside(real) {
     return real === realRoot || real.startsWith(realRoot === '/' ? '/' : realRoot + path.sep);
@@ -67,17 +94,22 @@ function createListing(site, { isHidden }) {
 
   // Synchronous: one thread-pool round trip and promise per entry made a 1,000-entry listing
   // 5x slower (22 -> 109 listings/s on one worker); a stat answered from the kernel's cache takes µs.
-  function entryInfo(dir, dirent) {
+  // dir: a path naming the opened directory itself (webRoot.dirPath), realDir: its real path.
+  function entryInfo(dir, realDir, dirent) {
     const full = path.join(dir, dirent.name);
     try {
-      let real = full;
+      let real = path.join(realDir, dirent.name);
+      let st;
       if (dirent.isSymbolicLink()) {
         if (!followSymlinks) return null;
         real = fs.realpathSync.native(full);
         if (!inside(real)) return null;
+        if (isHidden(real)) return null;
+        st = fs.statSync(real);
+      } else {
+        if (isHidden(real)) return null;
+        st = fs.lstatSync(full);
       }
-      if (isHidden(real)) return null;
-      const st = fs.statSync(real);
       const isDir = st.isDirectory();
       if (!isDir && !st.isFile()) return null;
       return { name: dirent.name, dir: isDir, size: isDir ? null : st.size, mtime: st.mtime };
@@ -87,15 +119,27 @@ function createListing(site, { isHidden }) {
   }
 
   // Answers the request. pathname: decoded URL path of the directory, ending in '/'.
+  // The directory is read through a descriptor checked to be at realDir (site.webRoot), so a
+  // directory swapped for a link after the path policy's check is not listed.
   return async function listDirectory(req, res, pathname, realDir) {
-    let dirents = await fs.promises.readdir(realDir, { withFileTypes: true });
+    const opened = site.webRoot.openSync(realDir, { directory: true });
+    if (opened === null) throw Object.assign(new Error('the directory is no longer at the checked path'), { code: 'ENOENT' });
+    try {
+      await answerListing(req, res, pathname, realDir, site.webRoot.dirPath(opened.fd, realDir));
+    } finally {
+      fs.closeSync(opened.fd);
+    }
+  };
+
+  async function answerListing(req, res, pathname, realDir, dir) {
+    let dirents = await fs.promises.readdir(dir, { withFileTypes: true });
     dirents = dirents.filter((d) => (allowDotfiles || d.name[0] !== '.') && d.name !== 'serverSideScript.js');
     let truncated = 0;
     if (dirents.length > MAX_ENTRIES) {
       truncated = dirents.length - MAX_ENTRIES;
       dirents = dirents.slice(0, MAX_ENTRIES);
     }
-    const infos = dirents.map((d) => entryInfo(realDir, d)).filter(Boolean);
+    const infos = dirents.map((d) => entryInfo(dir, realDir, d)).filter(Boolean);
     infos.sort((a, b) => (a.dir !== b.dir ? (a.dir ? -1 : 1)
       : collator.compare(a.name, b.name) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)));
 
@@ -134,9 +178,11 @@ function createListing(site, { isHidden }) {
       if (truncated) {
         rows.push(`<tr><td class="empty" colspan="3">${truncated} more entries not shown.</td></tr>`);
       }
-      body = `${pageHead(title, STYLE)}<h1>${title}</h1>\n` +
+      const custom = customParts(realDir);
+      body = `${pageHead(title, STYLE)}<h1>${title}</h1>\n${custom.head}` +
         '<table><thead><tr><th>Name</th><th class="s">Size</th><th class="m">Modified (UTC)</th></tr></thead>\n<tbody>\n' +
-        rows.join('\n') + `\n</tbody></table><footer>${footer}</footer></main></body></html>\n`;
+        rows.join('\n') + '\n</tbody></table>' + (custom.description === null ? '' : `<hr/>${custom.description}`) +
+        `${custom.foot}<footer>${footer}</footer></main></body></html>\n`;
       type = 'text/html; charset=utf-8';
     }
     res.statusCode = 200;
@@ -146,7 +192,7 @@ function createListing(site, { isHidden }) {
     res.setHeader('X-Content-Type-Options', 'nosniff');
     if (req.method === 'HEAD') res.end();
     else res.end(body);
-  };
+  }
 }
 
 module.exports = { createListing, humanSize };

@@ -26,6 +26,7 @@ const SCRIPT_NAME = 'serverSideScript.js';
 function errorStatus(err) {
   switch (err && err.code) {
     case 'ENOENT': case 'ENOTDIR': case 'ELOOP': case 'EISDIR': case 'ENAMETOOLONG': return 404;
+    case 'ENXIO': case 'ENODEV': return 404; // a socket or device swapped in after the check
     case 'EACCES': case 'EPERM': return 403;
     case 'EMFILE': case 'ENFILE': return 503;
     default: return 500;

@@ -15,7 +15,12 @@
 //   br / gzip            ETag "<etag>-br" / "<etag>-gzip"   compressed once and kept (bounded), or
 //                                                           streamed for files too large to keep
 //   precompressed file   ETag "<etag>-<size>-<mtime>-br"    used only if at least as new as the file
-// A file that changes between the static stage's stat and the open is answered as what was opened.
+// A file that changes between the static stage's stat and the open is answered as what was opened,
+// once the descriptor is shown to be at the checked path (site.webRoot.isAt): the static stage's
+// lstat/realpath can be fooled by a directory swapped for a link mid-walk, the descriptor cannot.
+// No answer (not even HEAD or 304) is made for a version of a file that no descriptor has
+// confirmed: an entry of the file cache is `verified` once a descriptor opened at its path had its
+// stats; a request whose stat matches a verified entry is answered without opening anything.
 
 const fs = require('node:fs');
 const path = require('node:path');
@@ -23,7 +28,7 @@ const stream = require('node:stream');
 const mime = require('mime-types');
 const { appendVary } = require('../../http/headers');
 const { makeETag, evaluatePreconditions, ifRangeMatches, parseRange } = require('./conditional');
-const { FileCache, sameFile } = require('./file-cache');
+const { FileCache, sameFile, readWhole } = require('./file-cache');
 const { createCompression } = require('./compression');
 const { errorStatus } = require('./resolve');
 
@@ -37,8 +42,12 @@ function gone(res) {
   return res.destroyed || !res.socket || res.socket.destroyed;
 }
 
-function openFile(file) {
-  return new Promise((resolve, reject) => fs.open(file, 'r', (err, fd) => (err ? reject(err) : resolve(fd))));
+function openFile(file, flags) {
+  return new Promise((resolve, reject) => fs.open(file, flags, (err, fd) => (err ? reject(err) : resolve(fd))));
+}
+
+function notHere() {
+  return Object.assign(new Error('the file is no longer at the checked path'), { code: 'ENOENT' });
 }
 
 // SVR_FILE_CACHE_SETTLE_MS: a test and diagnostics knob (see file-cache.js), not a config key.
@@ -57,14 +66,19 @@ function notModifiedHeaders(etag, lastModified) {
 }
 
 function createResponder(site, { isHidden }) {
-  const { config, sendError } = site;
+  const { config, sendError, webRoot } = site;
   const enableETag = config.enableETag !== false;
   const compression = createCompression(config);
-  const cache = new FileCache({
+  // One cache per worker, shared by every virtual host's web root (site.shared), so that
+  // fileCacheMaxBytes bounds the worker, not each root.
+  const shared = site.shared || {};
+  const cache = shared.fileCache || (shared.fileCache = new FileCache({
     maxBytes: config.fileCacheMaxBytes,
     maxFileSize: config.fileCacheMaxFileSize,
     settleMs: settleMsFromEnv(),
-  });
+    // Checks each descriptor against the path it was opened at: the same for every root.
+    readFile: (file) => readWhole(file, webRoot),
+  }));
 
   // What every response for one version of a file shares, computed once per version.
   function fileFacts(entry, rel) {
@@ -167,12 +181,35 @@ function createResponder(site, { isHidden }) {
     try {
       stats = fs.lstatSync(file);
     } catch { /* none */ }
-    if (stats === null || !stats.isFile() || stats.mtimeMs < entry.stats.mtimeMs || isHidden(file)) {
+    if (stats === null || !stats.isFile() || stats.mtimeMs < entry.stats.mtimeMs || isHidden(file) ||
+        !siblingConfirmed(facts, coding, file, stats)) {
       facts.siblings[coding] = { checkedAt: now };
       return null;
     }
     facts.siblings[coding] = undefined;
     return { file, stats };
+  }
+
+  // A sibling's lstat is trusted once a descriptor opened at its path showed the same file.
+  function siblingConfirmed(facts, coding, file, stats) {
+    if (!facts.confirmed) facts.confirmed = {};
+    const seen = facts.confirmed[coding];
+    if (seen !== undefined && sameFile(seen, stats)) return true;
+    const opened = openChecked(file);
+    if (opened === null) return false;
+    fs.closeSync(opened.fd);
+    if (!sameFile(opened.stats, stats)) return false;
+    facts.confirmed[coding] = stats;
+    return true;
+  }
+
+  // webRoot.openSync, with any failure to open read as "not here".
+  function openChecked(file) {
+    try {
+      return webRoot.openSync(file);
+    } catch {
+      return null;
+    }
   }
 
   // 2 and 3: preconditions, HEAD and Range, in that order; then the body.
@@ -237,9 +274,10 @@ function createResponder(site, { isHidden }) {
   async function streamBody(req, res, entry, rep, range, opened) {
     if (!opened) {
       if (gone(res)) return undefined;
-      const fd = await openFile(rep.file);
+      const fd = await openFile(rep.file, webRoot.flags);
       let stats;
       try {
+        if (!webRoot.isAt(fd, rep.file)) throw notHere();
         stats = fs.fstatSync(fd);
       } catch (err) {
         fs.close(fd, () => {});
@@ -282,6 +320,7 @@ function createResponder(site, { isHidden }) {
     }
     const entry = cache.entry(staleEntry.real, opened.stats);
     entry.rel = staleEntry.rel;
+    entry.verified = true; // opened is a checked descriptor
     const facts = fileFacts(entry, entry.rel);
     const coding = facts.compressible && req.headers.range === undefined ? compression.negotiate(req.headers['accept-encoding']) : null;
     const rep = coding === null
@@ -293,6 +332,21 @@ function createResponder(site, { isHidden }) {
   function respond(req, res, { real, rel, stats }) {
     const entry = cache.entry(real, stats);
     entry.rel = rel;
+    if (!entry.verified) {
+      let opened;
+      try {
+        opened = webRoot.openSync(real);
+      } catch (err) {
+        return failed(req, res, err); // EACCES -> 403, ELOOP (a final link) -> 404 ...
+      }
+      if (opened === null) return sendError(req, res, 404);
+      if (!sameFile(opened.stats, stats)) { // changed since the check: answer for what was opened
+        const result = respondOpened(req, res, entry, { sibling: false }, opened);
+        return result && typeof result.then === 'function' ? result.catch((err) => failed(req, res, err)) : result;
+      }
+      fs.closeSync(opened.fd);
+      entry.verified = true;
+    }
     const facts = fileFacts(entry, rel);
     const rep = chooseRepresentation(req, res, entry, facts);
     const result = typeof rep.then === 'function'
