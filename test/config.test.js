@@ -138,6 +138,12 @@ describe('wrong types and values', () => {
     assert.match(errors[0], /: tlsMinVersion: expected one of "TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3", found 5$/);
   });
 
+  test('schedulingPolicy: "rr" by default, "none" accepted, anything else named', () => {
+    assert.equal(loadWith({}).config.schedulingPolicy, 'rr');
+    assert.equal(loadWith({ schedulingPolicy: 'none' }).config.schedulingPolicy, 'none');
+    assert.match(loadWith({ schedulingPolicy: 'round-robin' }).errors[0], /: schedulingPolicy: expected one of "rr", "none", found "round-robin"$/);
+  });
+
   test('a boolean given as a string', () => {
     assert.match(loadWith({ enableLogging: 'yes' }).errors[0], /: enableLogging: expected true or false, found "yes"$/);
   });

@@ -6,7 +6,6 @@
 // The config file is only ever read, never written.
 
 const fs = require('fs');
-const os = require('os');
 const path = require('path');
 const schema = require('../../config/svr-config.schema.json');
 const { describeJsonSyntaxError } = require('./json-error');
@@ -15,6 +14,7 @@ const { parseListenAddress } = require('./listen-address');
 
 const { DEFAULT_CONFIG_FILE, stateDirectory } = require('../product');
 const { sensitiveFiles } = require('./sensitive-files');
+const { workerCount } = require('./worker-count');
 
 // Keys holding file-system paths, resolved against the config file's directory.
 // (errorPages[].path and page404 stay relative to wwwroot, as in SVR.JS.)
@@ -461,11 +461,5 @@ function editDistance(a, b) {
 }
 
 // ---- helpers for the rest of the server ----
-
-// workers: null means "one per CPU the process may use".
-function workerCount(config) {
-  if (config.workers !== null && config.workers !== undefined) return config.workers;
-  return typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length || 1;
-}
 
 module.exports = { loadConfig, checkConfig, compileRegexString, workerCount, DEFAULT_CONFIG_FILE };

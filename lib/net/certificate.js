@@ -10,7 +10,9 @@
 //   errors are strings in the config validator's style: `FILE: cert: ...`.
 //   checkOnly (svr.js --check): validate what is there, generate nothing.
 
-const crypto = require('crypto');
+// Required when first used: a worker without HTTPS or auth never loads it (start-up time).
+let cryptoModule = null;
+const crypto = () => (cryptoModule ??= require('crypto'));
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
@@ -70,7 +72,7 @@ function normaliseIp(ip) {
 }
 
 function randomSerial() {
-  const bytes = crypto.randomBytes(16);
+  const bytes = crypto().randomBytes(16);
   bytes[0] = (bytes[0] & 0x7f) | 0x01; // positive, and minimal DER (no leading zero byte)
   return bytes.toString('hex');
 }
@@ -114,7 +116,7 @@ function generateSelfSigned(opts = {}) {
 
 // Write atomically (temp file + rename) so a reader never sees half a file.
 function writeFileAtomic(file, data, mode) {
-  const tmp = file + '.tmp-' + process.pid + '-' + crypto.randomBytes(4).toString('hex');
+  const tmp = file + '.tmp-' + process.pid + '-' + crypto().randomBytes(4).toString('hex');
   try {
     fs.writeFileSync(tmp, data, { mode, flag: 'wx' });
     fs.chmodSync(tmp, mode); // in case the umask took bits away we meant to keep
@@ -155,7 +157,7 @@ function checkPair(certFile, keyFile, label) {
       errors.push(`${label.cert}: ${certFile} is not a PEM certificate (expected "-----BEGIN CERTIFICATE-----")`);
     } else {
       try {
-        x509 = new crypto.X509Certificate(certPem);
+        x509 = new (crypto().X509Certificate)(certPem);
       } catch (err) {
         errors.push(`${label.cert}: ${certFile} is not a valid PEM certificate (${err.message})`);
       }
@@ -163,7 +165,7 @@ function checkPair(certFile, keyFile, label) {
   }
   if (keyPem) {
     try {
-      keyObject = crypto.createPrivateKey(keyPem);
+      keyObject = crypto().createPrivateKey(keyPem);
     } catch (err) {
       const encrypted = err.code === 'ERR_MISSING_PASSPHRASE' ||
         /-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type: 4,ENCRYPTED/.test(keyPem.toString('latin1'));
@@ -367,7 +369,7 @@ function ensureCertificate(config, opts = {}) {
     // key first: a certificate is never on disk without its key
     writeFileAtomic(keyFile, keyPem, 0o600);
     writeFileAtomic(certFile, certPem, 0o644);
-    const x509 = new crypto.X509Certificate(certPem);
+    const x509 = new (crypto().X509Certificate)(certPem);
     result.generated = true;
     result.fingerprint256 = x509.fingerprint256;
     log.warn(`generated a self-signed certificate (${reason}): ${certFile}, key ${keyFile}; ` +
@@ -387,7 +389,7 @@ function renewalDue(config, { now = Date.now(), log = defaultLog, env } = {}) {
   if (!config || !config.secure) return false;
   if (isConfigured(config.cert) || isConfigured(config.key)) {
     try {
-      const x509 = new crypto.X509Certificate(fs.readFileSync(config.cert));
+      const x509 = new (crypto().X509Certificate)(fs.readFileSync(config.cert));
       if (Date.parse(x509.validTo) - now < RENEW_BEFORE_DAYS * DAY) {
         log.warn(`certificate ${config.cert} expires on ${x509.validTo}; renew it and reload svr (SIGHUP)`);
       }
@@ -395,7 +397,7 @@ function renewalDue(config, { now = Date.now(), log = defaultLog, env } = {}) {
     return false;
   }
   try {
-    const x509 = new crypto.X509Certificate(fs.readFileSync(selfSignedPaths(config, env).certFile));
+    const x509 = new (crypto().X509Certificate)(fs.readFileSync(selfSignedPaths(config, env).certFile));
     return Date.parse(x509.validTo) - now < RENEW_BEFORE_DAYS * DAY;
   } catch {
     return true;

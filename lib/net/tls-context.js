@@ -8,9 +8,8 @@
 //   { key, cert, minVersion, maxVersion?, ciphers?, SNICallback? }
 
 const fs = require('fs');
-const tls = require('tls');
-const https = require('https');
-const http2 = require('http2');
+// tls, https and http2 are required when a secure listener is made: a plain-HTTP worker never
+// loads them (start-up time).
 const { selfSignedPaths, versionOptions } = require('./certificate');
 
 // The certificate and key files in use: the configured ones, else the generated pair.
@@ -52,7 +51,7 @@ function loadTlsContext(config) {
   const sni = config.sni || {};
   const hosts = Object.keys(sni);
   if (hosts.length) {
-    const match = sniMatcher(hosts.map((host) => [host, tls.createSecureContext(Object.assign({
+    const match = sniMatcher(hosts.map((host) => [host, require('tls').createSecureContext(Object.assign({
       cert: fs.readFileSync(sni[host].cert),
       key: fs.readFileSync(sni[host].key),
     }, base))]));
@@ -129,14 +128,14 @@ function createSecureServer(config, handler, serverOptions = {}) {
   };
   let server;
   if (!config.enableHTTP2) {
-    server = https.createServer(options, h);
+    server = require('https').createServer(options, h);
     return { server, drain: () => {}, reload };
   }
   options.allowHTTP1 = true;
   options.settings = http2Settings(config, serverOptions);
   // WebSockets over HTTP/2 (RFC 8441 extended CONNECT), offered when there is a proxy to take them.
   if (Array.isArray(config.proxy) && config.proxy.length > 0) options.settings.enableConnectProtocol = true;
-  server = http2.createSecureServer(options, h);
+  server = require('http2').createSecureServer(options, h);
   const sessions = new Set();
   let draining = false;
   // A session with no open stream for keepAliveTimeout gets a GOAWAY (graceful: as nginx does

@@ -9,7 +9,7 @@
 
 const os = require('node:os');
 const { escapeHTML, pageHead } = require('../http/html');
-const { workerCount } = require('../config/load');
+const { workerCount } = require('../config/worker-count');
 
 const STATUS_PATH = '/svrjsstatus.svr';
 

@@ -59,6 +59,7 @@ class Supervisor {
       this.exitWithErrors('cannot open the error log', [`errorLog: ${error.message}`], EXIT_CONFIG);
     }
     this.config = config;
+    chooseSchedulingPolicy(config);
     removeStaleSockets(config, log);
     // Metrics (null when off): summed here from the workers' reports; set at start, a reload keeps them.
     this.metrics = createPrimaryMetrics(config, { pool: () => this.pool });
@@ -375,17 +376,18 @@ function describeExit(code, signal) {
   return signal ? `signal ${signal}` : `exit code ${code}`;
 }
 
-// How connections reach workers (frozen at the first fork). Measured with wrk on the 2-core machine
-// (docs/performance.md): with keep-alive both policies serve the same requests per CPU second;
-// with a new connection per request, round-robin costs the primary 13-15% of a core passing handles
-// and gets 1.2-1.7x fewer requests per CPU second than letting the workers accept() themselves.
-// So SCHED_NONE, unless NODE_CLUSTER_SCHED_POLICY says otherwise.
-function chooseSchedulingPolicy() {
-  if (!process.env.NODE_CLUSTER_SCHED_POLICY) cluster.schedulingPolicy = cluster.SCHED_NONE;
+// How connections reach workers (frozen at the first fork, so a reload keeps it): the config's
+// schedulingPolicy, default "rr", unless NODE_CLUSTER_SCHED_POLICY is set. Measured on the 2-core
+// machine (docs/performance.md): with "none", 5 keep-alive connections opened together landed
+// 4 or 5 on one worker in 10 of 30 trials (that worker then does all of a CPU-bound load), with
+// "rr" always 3/2; "none" only wins with a new connection per request, where round-robin costs
+// the primary 13-15% of a core passing handles.
+function chooseSchedulingPolicy(config) {
+  if (process.env.NODE_CLUSTER_SCHED_POLICY) return;
+  cluster.schedulingPolicy = config.schedulingPolicy === 'none' ? cluster.SCHED_NONE : cluster.SCHED_RR;
 }
 
 function runPrimary(options) {
-  chooseSchedulingPolicy();
   return new Supervisor(options).start();
 }
 

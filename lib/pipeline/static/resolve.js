@@ -54,12 +54,17 @@ function createResolver(site) {
   const rootPrefix = root === '/' ? '/' : root + path.sep;
   const allowDotfiles = site.config.allowDotfiles === true;
   const followSymlinks = site.config.followSymlinks === true;
-  const protectedPaths = site.protectedPaths;
+  // Every path checked here is the root or lies under it, so only the protected paths that are the
+  // root, lie under it or contain it can match: the others (usually all of them) are dropped once
+  // here instead of being compared on every request (issue 16: 1.8% of a worker's time for 1 KiB).
+  const within = (child, parent) => child === parent || child.startsWith(parent === '/' ? '/' : parent + path.sep);
+  const protectedPaths = site.protectedPaths.filter((p) => within(p, root) || within(root, p));
+  const protectedPrefixes = protectedPaths.map((p) => p + path.sep);
 
   function isProtected(real) {
     if (path.basename(real) === SCRIPT_NAME) return true;
-    for (const p of protectedPaths) {
-      if (real === p || real.startsWith(p + path.sep)) return true;
+    for (let i = 0; i < protectedPaths.length; i++) {
+      if (real === protectedPaths[i] || real.startsWith(protectedPrefixes[i])) return true;
     }
     return false;
   }
