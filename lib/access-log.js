@@ -102,14 +102,15 @@ function jsonLine(entry, now) {
 }
 
 // Returns a function to call at the start of every request, or null when logging is off.
-function createAccessLog(config) {
+// write(line): where lines go; stdout, batched, unless a caller (the in-process test harness) says otherwise.
+function createAccessLog(config, { write = append } = {}) {
   if (!config.enableLogging) return null;
   const format = config.logFormat === 'json' ? jsonLine : combinedLine;
   return function logRequest(req, res) {
     const startedAt = process.hrtime.bigint();
     // Read now: by 'close' an HTTP/2 stream (and a destroyed socket) no longer knows its peer.
     const remote = clientAddress(req);
-    res.once('close', () => append(format(describe(req, res, startedAt, remote), Date.now())));
+    res.once('close', () => write(format(describe(req, res, startedAt, remote), Date.now())));
   };
 }
 

@@ -7,7 +7,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const zlib = require('node:zlib');
-const { startServer, request } = require('./helpers');
+const { startServer, request } = require('./support/helpers');
 
 const JS = 'function add(a, b) { return a + b; }\n'.repeat(200); // 7.4 KB of text
 const CSS = 'body { margin: 0; padding: 0; color: #333; }\n'.repeat(100);
@@ -269,7 +269,7 @@ describe('negotiate and isCompressibleType (unit)', () => {
 describe('streamed compression and file descriptors', { skip: process.platform !== 'linux' && 'needs /proc' }, () => {
   const http = require('node:http');
   const crypto = require('node:crypto');
-  const { readyWorkerPids } = require('./helpers');
+  const { readyWorkerPids } = require('./support/helpers');
   const fdCount = (pid) => fs.readdirSync(`/proc/${pid}/fd`).length;
   // Polls (no fixed sleep) until the count has not changed for 200 ms, or until check passes.
   async function settledFdCount(pid, check = () => false) {
@@ -314,7 +314,7 @@ describe('streamed compression and file descriptors', { skip: process.platform !
 });
 
 describe('over HTTP/2', () => {
-  const { startTlsServer, h2Request } = require('./tls-helpers');
+  const { startTlsServer, h2Request } = require('./support/tls-helpers');
   let srv;
   before(async () => {
     srv = await startTlsServer({ config: { enableHTTP2: true, fileCacheMaxFileSize: 65536 }, files: { 'app.js': JS, 'big.txt': BIG } });

@@ -410,7 +410,7 @@ test('workerCount: null means one per available CPU', () => {
 
 // svr.js --check: the command-line face of loadConfig (prints each error or "ok", exit 1 or 0).
 describe('svr.js --check', () => {
-  const { runSvr } = require('./helpers');
+  const { runSvr } = require('./support/helpers');
 
   async function checkFile(file) {
     return { file, ...(await runSvr(['--check', '--config', file])) };

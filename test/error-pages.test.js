@@ -6,7 +6,7 @@ const assert = require('node:assert/strict');
 const http = require('node:http');
 const fs = require('node:fs');
 const path = require('node:path');
-const { startServer, request, makeTempDir } = require('./helpers');
+const { startServer, request, makeTempDir } = require('./support/helpers');
 const { startPipeline } = require('./support/pipeline');
 const { version } = require('../package.json');
 

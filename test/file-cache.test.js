@@ -7,7 +7,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const zlib = require('node:zlib');
-const { startServer, request, makeTempDir } = require('./helpers');
+const { startServer, request, makeTempDir } = require('./support/helpers');
 const { FileCache } = require('../lib/pipeline/static/file-cache');
 
 const A = 'A'.repeat(3000);

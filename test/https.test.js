@@ -10,8 +10,8 @@ const os = require('node:os');
 const path = require('node:path');
 const net = require('node:net');
 const forge = require('node-forge');
-const { request, runSvr, makeTempDir, getFreePort } = require('./helpers');
-const { startTlsServer, httpsRequest, h2Request, curl, peerCertificate, writePair } = require('./tls-helpers');
+const { request, runSvr, makeTempDir, getFreePort } = require('./support/helpers');
+const { startTlsServer, httpsRequest, h2Request, curl, peerCertificate, writePair } = require('./support/tls-helpers');
 const { generateSelfSigned } = require('../lib/net/certificate');
 
 const DAY = 24 * 60 * 60 * 1000;

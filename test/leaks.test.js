@@ -8,7 +8,7 @@ const fs = require('node:fs');
 const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
-const { startServer, request, readyWorkerPids, getFreePort, makeTempDir, writeFiles, spawnSvr } = require('./helpers');
+const { startServer, request, readyWorkerPids, getFreePort, makeTempDir, writeFiles, spawnSvr } = require('./support/helpers');
 
 const BIG = 32 * 1024 * 1024;
 

@@ -7,7 +7,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { startServer, request, runSvr, makeTempDir, writeFiles, getFreePort } = require('./helpers');
+const { startServer, request, runSvr, makeTempDir, writeFiles, getFreePort } = require('./support/helpers');
 
 // Appends its name to X-Order and passes on, unless the query says ?stop=<name>.
 function orderMod(name, { async = false } = {}) {

@@ -6,7 +6,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { runSvr, startServer, request, makeTempDir, writeFiles } = require('./helpers');
+const { runSvr, startServer, request, makeTempDir, writeFiles } = require('./support/helpers');
 
 test('--check accepts a key a mod declares, and rejects a bad value for it', async () => {
   const dir = makeTempDir();

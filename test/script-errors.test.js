@@ -7,7 +7,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const http = require('node:http');
-const { startServer, request, readyWorkerPids, isAlive } = require('./helpers');
+const { startServer, request, readyWorkerPids, isAlive } = require('./support/helpers');
 
 const SCRIPT = String.raw`
 if (href === '/pid') { responseEnd(String(process.pid)); return; }

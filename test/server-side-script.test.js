@@ -8,7 +8,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const http = require('node:http');
 const path = require('node:path');
-const { startServer, request, runSvr, makeTempDir, getFreePort } = require('./helpers');
+const { startServer, request, runSvr, makeTempDir, getFreePort } = require('./support/helpers');
 
 // One script answering many routes; each test asks one of them.
 const SCRIPT = String.raw`
