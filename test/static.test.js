@@ -5,6 +5,7 @@
 const { describe, it, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
+const http = require('node:http');
 const path = require('node:path');
 const { request } = require('./support/helpers');
 const { startPipeline } = require('./support/pipeline');
@@ -235,6 +236,33 @@ describe('MIME types, index files, trailing slashes', () => {
   it('answers 404 for a missing file and for a file with a trailing slash', async () => {
     assert.equal((await request(`${srv.url}/missing.txt`)).status, 404);
     assert.equal((await request(`${srv.url}/a.txt/`)).status, 404);
+  });
+});
+
+describe('a file that grows while it is sent', () => {
+  const BIG = 32 * 1024 * 1024;
+  let srv;
+  before(async () => { srv = await startPipeline({ files: { 'grow.bin': Buffer.alloc(BIG, 1), 'small.txt': 'small' } }); });
+  after(() => srv.stop());
+
+  it('sends exactly the announced length and the keep-alive connection stays usable', async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const length = await new Promise((resolve, reject) => {
+      http.get(`${srv.url}/grow.bin`, { agent }, (res) => {
+        res.pause(); // 32 MiB cannot fit in socket buffers: the server is still reading the file
+        assert.equal(res.headers['content-length'], String(BIG));
+        fs.appendFileSync(path.join(srv.root, 'grow.bin'), Buffer.alloc(1024 * 1024, 2));
+        let n = 0;
+        res.on('data', (chunk) => { n += chunk.length; });
+        res.on('end', () => resolve(n));
+        res.on('error', reject);
+        res.resume();
+      }).on('error', reject);
+    });
+    assert.equal(length, BIG);
+    const next = await request(`${srv.url}/small.txt`, { agent });
+    assert.equal(next.text, 'small');
+    agent.destroy();
   });
 });
 
