@@ -6,7 +6,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-const { loadConfig, compileRegexString, workerCount, DEFAULT_CONFIG_FILE } = require('../lib/config/load');
+const { loadConfig, checkConfig, compileRegexString, workerCount, DEFAULT_CONFIG_FILE } = require('../lib/config/load');
 const { findSyntaxErrorIndex } = require('../lib/config/json-error');
 const schema = require('../config/svr-config.schema.json');
 
@@ -399,6 +399,29 @@ describe('keys declared by mods (extraValidators)', () => {
   test('are offered as hints, and are still unknown without the mod', () => {
     assert.match(loadWith({ greting: 'x' }, { extraValidators }).errors[0], /did you mean "greeting"\?$/);
     assert.match(loadWith({ greeting: 'x' }).errors[0], /: greeting: unknown key/);
+  });
+});
+
+describe('checkConfig: a parsed object, checked as loadConfig checks a file', () => {
+  const configFile = path.join(os.tmpdir(), 'svr-check-config', 'svr-config.json');
+
+  test('fills the schema defaults and resolves paths against the config file\'s directory, in place', () => {
+    const config = { wwwroot: os.tmpdir(), modsDirectory: 'mods' };
+    const result = checkConfig(config, { file: 'given.json', configFile });
+    assert.deepEqual(result.errors, []);
+    assert.equal(result.config, config, 'the object itself is completed');
+    assert.equal(result.configFile, configFile);
+    assert.equal(config.modsDirectory, path.join(path.dirname(configFile), 'mods'));
+    assert.equal(config.enableCompression, schema.properties.enableCompression.default);
+  });
+
+  test('names the file it was given in every message, and hands out no config', () => {
+    const result = checkConfig({ wwwroot: os.tmpdir(), port: 'eighty', prot: 1 }, { file: 'given.json', configFile });
+    assert.equal(result.config, null);
+    assert.deepEqual(result.errors, [
+      'given.json: port: expected an integer from 0 to 65535, found "eighty"',
+      'given.json: prot: unknown key; did you mean "port"?',
+    ]);
   });
 });
 

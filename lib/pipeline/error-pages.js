@@ -191,4 +191,4 @@ function createErrorPages(site) {
   return sendError;
 }
 
-module.exports = { createErrorPages, DESCRIPTIONS };
+module.exports = { createErrorPages };

@@ -292,4 +292,4 @@ function createStage(site, mods, script) {
   };
 }
 
-module.exports = { createScriptingStage, urlObject, errorArguments, createLogFacilities };
+module.exports = { createScriptingStage, urlObject, errorArguments };

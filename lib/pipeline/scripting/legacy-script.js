@@ -130,5 +130,5 @@ function checkHostname(req, hostname) {
 
 module.exports = {
   compileServerSideScript, scriptPath, ScriptLoadError, SCRIPT_NAME,
-  filterHeaders, checkHostname, REQUEST_PARAMS,
+  filterHeaders, checkHostname,
 };

@@ -175,6 +175,6 @@ function describeValue(value) {
 }
 
 module.exports = {
-  listMods, loadMods, collectConfigValidators, readModValidators, modsDirectory, describeError,
+  loadMods, readModValidators, modsDirectory, describeError,
   ModLoadError,
 };

@@ -15,6 +15,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const querystring = require('node:querystring');
+const { mediaType } = require('../../http/headers');
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
@@ -51,10 +52,6 @@ function readBody(req, limit, callback) {
   req.on('end', () => finish(null, Buffer.concat(chunks, size)));
   req.on('aborted', () => finish(new BodyError(400, 'the client aborted the request')));
   req.on('error', (error) => finish(new BodyError(400, `cannot read the body: ${error.message}`)));
-}
-
-function mediaType(contentType) {
-  return String(contentType || '').split(';')[0].trim().toLowerCase();
 }
 
 function contentTypeParam(contentType, name) {

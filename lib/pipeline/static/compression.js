@@ -12,6 +12,7 @@
 // Everything configurable is compiled here, once per worker.
 
 const { compileRegexString } = require('../../config/regex-string');
+const { mediaType } = require('../../http/headers');
 const zlib = require('zlib');
 
 // Below this many bytes compression saves too little to pay for its headers and CPU (Caddy: 512).
@@ -39,12 +40,6 @@ const COMPRESSIBLE_TYPES = new Set([
   'image/x-ms-bmp',
 ]);
 const NEVER = /^(?:image|audio|video)\/|^application\/(?:zip|gzip|x-gzip|x-bzip2?|x-xz|zstd|x-7z-compressed|x-rar-compressed|vnd\.rar|octet-stream|pdf)$|^font\/woff2?$/;
-
-function mediaType(contentType) {
-  if (!contentType) return '';
-  const semi = contentType.indexOf(';');
-  return (semi === -1 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
-}
 
 function isCompressibleType(contentType) {
   const type = mediaType(contentType);
@@ -132,4 +127,4 @@ function createCompression(config) {
   return { negotiate, isCompressible, compress, createStream, SIBLING_EXT };
 }
 
-module.exports = { createCompression, negotiate, isCompressibleType, MIN_SIZE, SIBLING_EXT };
+module.exports = { createCompression, negotiate, isCompressibleType, SIBLING_EXT };

@@ -182,4 +182,4 @@ async function readWhole(path) {
   }
 }
 
-module.exports = { FileCache, sameFile, DEFAULT_SETTLE_MS };
+module.exports = { FileCache, sameFile };

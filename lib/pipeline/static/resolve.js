@@ -115,4 +115,4 @@ function createResolver(site) {
   return { resolve, isHidden };
 }
 
-module.exports = { createResolver, errorStatus, lstatBeneath };
+module.exports = { createResolver, errorStatus };

@@ -310,4 +310,4 @@ function createResponder(site, { isHidden }) {
   return { respond, cache, compression };
 }
 
-module.exports = { createResponder, contentType };
+module.exports = { createResponder };
