@@ -1,7 +1,7 @@
 'use strict';
 // The static stage seen from a started svr.js, where the process is the point: no file descriptor
 // left open in the worker (read from /proc) after 304s or aborted downloads, and an unreadable
-// file is a 403, not a crash, with the server running as the unprivileged user nobody.
+// file is a 403, not a crash, with the server running unprivileged (as nobody when tests run as root).
 
 const { describe, it, before, after } = require('node:test');
 const assert = require('node:assert/strict');
@@ -9,7 +9,7 @@ const fs = require('node:fs');
 const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
-const { startServer, request, readyWorkerPids, getFreePort, makeTempDir, writeFiles, spawnSvr } = require('./support/helpers');
+const { startServer, request, readyWorkerPids, getFreePort, makeTempDir, writeFiles, spawnSvr, unprivilegedUser } = require('./support/helpers');
 
 const BIG = 32 * 1024 * 1024;
 
@@ -96,19 +96,9 @@ describe('file descriptors', { skip: process.platform !== 'linux' && 'needs /pro
 });
 
 describe('an unreadable file', () => {
-  const nobody = (() => {
-    try {
-      const line = fs.readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith('nobody:'));
-      const [, , uid, gid] = line.split(':');
-      return { uid: Number(uid), gid: Number(gid) };
-    } catch (err) {
-      return null;
-    }
-  })();
-  const isRoot = process.getuid && process.getuid() === 0;
-  // Root bypasses mode 000, so the server runs as `nobody` (which needs root to arrange).
-  const skip = !isRoot ? 'needs root to run the server as nobody (root itself bypasses mode 000)'
-    : !nobody ? 'no user nobody on this system' : false;
+  // Root bypasses mode 000, so as root the server runs as nobody; anyone else runs it as themselves.
+  const unprivileged = unprivilegedUser();
+  const skip = unprivileged.skip ?? false;
   let proc;
   let dir;
   let url;
@@ -129,7 +119,7 @@ describe('an unreadable file', () => {
     const configFile = path.join(dir, 'svr-config.json');
     fs.writeFileSync(configFile, JSON.stringify({ port, wwwroot: 'web', workers: 1, enableDirectoryListing: true }), { mode: 0o644 });
     url = `http://127.0.0.1:${port}`;
-    const child = spawnSvr(['--config', configFile], { uid: nobody.uid, gid: nobody.gid, cwd: os.tmpdir() });
+    const child = spawnSvr(['--config', configFile], { ...unprivileged.user, cwd: os.tmpdir() });
     proc = child.proc;
     out = child;
     await Promise.race([

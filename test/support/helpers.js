@@ -184,6 +184,17 @@ function commandPath(command) {
   return spawnSync('sh', ['-c', `command -v ${command}`], { encoding: 'utf8' }).stdout.trim();
 }
 
+// Who runs a check that root would pass by ignoring permission bits (a mode-000 file, "must run
+// as root"): this process itself when it is not root ({}), else the user nobody ({ uid, gid }, for
+// spawn's options). Returns { user } or { skip: 'one-line reason' }.
+function unprivilegedUser() {
+  if (process.getuid() !== 0) return { user: {} };
+  const line = fs.readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith('nobody:'));
+  if (!line) return { skip: 'running as root and there is no user nobody to run as' };
+  const [, , uid, gid] = line.split(':');
+  return { user: { uid: Number(uid), gid: Number(gid) } };
+}
+
 function isAlive(pid) {
   try {
     process.kill(pid, 0);
@@ -193,4 +204,4 @@ function isAlive(pid) {
   }
 }
 
-module.exports = { SVR, LineWatcher, ensureDebianPackage, getFreePort, makeTempDir, writeFiles, spawnSvr, runSvr, startServer, request, readyWorkerPids, isAlive };
+module.exports = { SVR, LineWatcher, ensureDebianPackage, getFreePort, makeTempDir, writeFiles, spawnSvr, runSvr, startServer, request, readyWorkerPids, isAlive, unprivilegedUser };
