@@ -14,7 +14,7 @@ Installs svr from this checkout:
   /etc/svr-config.json                the config, port 80; never overwritten: a newer default
                                       is written next to it as /etc/svr-config.json.new
   /var/www/svr                        the site (the default page only goes into an empty directory)
-  /var/lib/svr                        state (generated certificates)
+  /var/lib/svr                        state (generated certificates, temp/ for scripts and mods)
   user and group svr                  system account, no login shell, no home
 
 Running it again upgrades the code and restarts the service if it was running.

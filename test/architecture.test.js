@@ -12,8 +12,8 @@ const PIPELINE = path.join(LIB, 'pipeline');
 // Files of lib/pipeline that are not stages: the list, its runner and the per-config facts.
 const PIPELINE_FRAME = new Set(['index.js', 'runner.js', 'site.js', 'credentials.js']);
 // The one place a process may reach into a stage: the mods' config keys are read before any worker
-// exists (so --check and a start refuse a config a mod rejects).
-const MOD_KEYS = path.join(PIPELINE, 'scripting', 'mods.js');
+// exists (so --check and a start refuse a config a mod rejects), in a short-lived child process.
+const MOD_KEYS = path.join(PIPELINE, 'scripting', 'mod-keys.js');
 
 function jsFiles(dir) {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((d) => {

@@ -46,7 +46,7 @@ if (href === '/post') {
       described[name] = { name: file.originalFilename, type: file.mimetype, size: file.size, content: fs.readFileSync(file.filepath, 'utf8') };
     }
     res.writeHead(200, { 'Content-Type': 'application/json' });
-    res.end(JSON.stringify({ fields, files: described, raw: raw.length }));
+    res.end(JSON.stringify({ fields, files: described, raw: raw ? raw.length : null }));
   });
   return;
 }
@@ -70,7 +70,7 @@ const basic = (name, password) => ({ authorization: `Basic ${Buffer.from(`${name
 let server;
 test.before(async () => {
   server = await startPipeline({
-    config: { users: USERS, page404: 'missing.html', customHeaders: { 'X-Path': 'at {path}' }, maxPostDataSize: 1000, exposeModsInErrorPages: true, stackHidden: false },
+    config: { stateDirectory: 'state', users: USERS, page404: 'missing.html', customHeaders: { 'X-Path': 'at {path}' }, maxPostDataSize: 1000, exposeModsInErrorPages: true, stackHidden: false },
     files: { 'serverSideScript.js': SCRIPT, 'page.html': 'static page', '.head': '<H>', '.foot': '</F>' },
   });
 });
@@ -84,7 +84,7 @@ test('the script sees href, ext, search, uobject, origHref and the SVR.JS consta
   assert.equal(vars.ext, 'txt');
   assert.equal(vars.search, '?a=1&a=2&b=x');
   assert.equal(vars.origHref, '/vars.TXT');
-  assert.deepEqual(vars.uobject, { pathname: '/vars.TXT', search: '?a=1&a=2&b=x', query: { a: ['1', '2'], b: 'x' }, host: 'www.example.com' });
+  assert.deepEqual(vars.uobject, { pathname: '/vars.TXT', search: '?a=1&a=2&b=x', query: { a: '2', b: 'x' }, host: 'www.example.com' }, 'a repeated key keeps its last value (SVR.JS 3.x)');
   assert.equal(vars.url, '/vars.TXT?a=1&a=2&b=x');
   assert.equal(vars.defaultpage, 'index.html');
   assert.deepEqual(vars.users.map((user) => user.name), ['alice', 'bob']);
@@ -116,7 +116,7 @@ test('the script has the Node modules, require, the log functions and the SVR.JS
   assert.equal(vars.bigint, '100000000000000000000');
   assert.equal(vars.whatwg, '1');
   assert.equal(vars.hoisted, 'hoisted', 'function declarations in the body work');
-  assert.equal(fs.realpathSync(vars.file), fs.realpathSync(path.join(server.root, 'serverSideScript.js')));
+  assert.equal(vars.file, path.join(server.dir, 'state', 'temp', 'serverSideScript.js'), "SVR.JS's temp/ in the state directory");
 });
 
 test('serverconsole writes to the server log', async () => {
@@ -240,12 +240,17 @@ test('parsePostData parses a urlencoded body', async () => {
   assert.deepEqual(JSON.parse(res.text).fields, { a: ['1', '3'], b: 'two words' });
 });
 
-test('parsePostData parses a JSON body (PUT too)', async () => {
+test('parsePostData parses a JSON body; PUT is 405 with Allow: POST, as in SVR.JS', async () => {
   const res = await request(`${server.url}/post`, {
-    method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n: 5, s: 'x' }),
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n: 5, s: 'x' }),
   });
   assert.equal(res.status, 200);
   assert.deepEqual(JSON.parse(res.text).fields, { n: 5, s: 'x' });
+  const put = await request(`${server.url}/post`, {
+    method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n: 5, s: 'x' }),
+  });
+  assert.equal(put.status, 405);
+  assert.equal(put.headers.allow, 'POST');
 });
 
 test('parsePostData parses multipart/form-data with a file', async () => {

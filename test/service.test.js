@@ -158,6 +158,53 @@ EOF`);
     assert.equal((await get('/')).status, 200, 'other requests still reach the static files');
   });
 
+  test('SVR.JS material under the hardened unit: a counter in __dirname/../temp, a template read from the web root, a legacy .tar.gz mod', async () => {
+    // Written here in SVR.JS's formats; the archive is packed in the guest with its tar.
+    await g.sh('cp -p /var/www/svr/serverSideScript.js /root/serverSideScript.js.kept'); // the earlier step's, restored below
+    await g.sh(`mkdir -p /tmp/legacy-mod && cd /tmp/legacy-mod && cat > index.js <<'EOF'
+function Mod() {}
+Mod.prototype.callback = function (req, res, serverconsole, responseEnd, href, ext, uobject, search,
+    defaultpage, users, page404, head, foot, fd, elseCallback) {
+  return function () {
+    if (href === '/legacy.svr') { res.writeHead(200, { 'Content-Type': 'text/plain' }); res.end('legacy in ' + process.cwd()); return; }
+    elseCallback();
+  };
+};
+module.exports = Mod;
+EOF
+echo '{"name":"legacy-guest","version":"1.0.0"}' > mod.info && tar czf /usr/lib/svr/mods/legacy-guest.tar.gz index.js mod.info && cd / && rm -rf /tmp/legacy-mod
+printf '<p>{content}</p>' > /var/www/svr/.template
+cat > /var/www/svr/serverSideScript.js <<'EOF'
+disableEndElseCallbackExecute = true;
+if (!fs.existsSync(__dirname + "/../temp/visits")) fs.writeFileSync(__dirname + "/../temp/visits", "0");
+if (href == "/count.svr") {
+  var n = parseInt(fs.readFileSync(__dirname + "/../temp/visits").toString()) + 1;
+  fs.writeFileSync(__dirname + "/../temp/visits", String(n));
+  res.writeHead(200, { "Content-Type": "text/plain" });
+  res.end("visits: " + n + " in " + __dirname);
+} else if (href == "/page.svr") {
+  res.writeHead(200, { "Content-Type": "text/html" });
+  res.end(fs.readFileSync(".template").toString().replace("{content}", "templated"));
+} else {
+  elseCallback();
+}
+EOF`);
+    try {
+      await restart();
+      assert.match((await get('/count.svr')).body, /^visits: 1 in \/var\/lib\/svr\/temp$/);
+      assert.match((await get('/count.svr')).body, /^visits: 2 /);
+      assert.equal((await get('/page.svr')).body, '<p>templated</p>', 'the working directory is the web root');
+      const legacy = await get('/legacy.svr');
+      assert.equal(legacy.status, 200, legacy.body.slice(0, 200));
+      assert.equal(legacy.body, 'legacy in /var/www/svr');
+      assert.ok(/legacy-guest\/1\.0\.0 \(legacy\)/.test(await journal()), 'the journal names the legacy mod');
+      assert.equal((await get('/')).status, 200, 'other requests still reach the static files');
+    } finally {
+      await g.sh('rm -f /usr/lib/svr/mods/legacy-guest.tar.gz /var/www/svr/.template && mv /root/serverSideScript.js.kept /var/www/svr/serverSideScript.js');
+      await restart();
+    }
+  });
+
   test('systemctl reload svr under load: workers replaced, no request failed', async (t) => {
     const main = await mainPid();
     const workers = async () => (await g.sh(`cat /proc/${main}/task/*/children`)).trim().split(/\s+/).filter(Boolean);

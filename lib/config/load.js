@@ -24,7 +24,7 @@ const { REGEX_LITERAL, compileRegexString, shortJson } = require('./regex-string
 
 // Compiled once, on first use: a reload (SIGHUP) only runs the compiled validator. Not at module
 // load, so that a process that only needs a helper from here never pays for ajv's require and
-// compilation (~300 ms of start-up and ~10 MiB of RSS, measured in issue 7).
+// compilation (~300 ms of start-up and ~10 MiB of RSS, measured).
 let compiled = null;
 function validate(config) {
   if (compiled === null) compiled = compileSchema();
@@ -36,7 +36,7 @@ function validate(config) {
 function compileSchema() {
   const Ajv2020 = require('ajv/dist/2020');
   // validateSchema/optimize off: the schema is ours (strict mode still rejects unknown keywords) and
-  // runs once per load; compilation 75-100 ms -> ~30 ms of the primary's start-up (issue 7).
+  // runs once per load; compilation 75-100 ms -> ~30 ms of the primary's start-up.
   const ajv = new Ajv2020({ allErrors: true, useDefaults: true, verbose: true, allowUnionTypes: true, validateSchema: false, code: { optimize: false } });
   ajv.addVocabulary(['x-expected']); // our wording of an expectation, read by expectation() below
   ajv.addFormat('svr-regex', isRegexString);
@@ -165,7 +165,7 @@ function unknownKeyHint(name, allowed) {
   return '';
 }
 
-// A mod (issue 4) may declare top-level keys of its own with a predicate for their value.
+// A mod may declare top-level keys of its own with a predicate for their value.
 function modKeyProblem(key, value, isValid) {
   let verdict;
   try {

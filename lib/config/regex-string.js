@@ -1,7 +1,7 @@
 'use strict';
 // Regular expressions written as "/pattern/flags" (SVR.JS's format), in one small module: the
 // config loader validates with it and the rewrite engine compiles its rules with it, without a
-// worker having to load the loader (ajv compiles the schema when lib/config.js loads, ~0.5 s).
+// worker having to load the loader and ajv.
 
 const REGEX_LITERAL = /^\/(.*)\/([A-Za-z0-9]*)$/s;
 

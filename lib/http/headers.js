@@ -4,6 +4,9 @@
 // The methods a static resource answers (OPTIONS and 405 responses list them).
 const ALLOW = 'GET, HEAD, OPTIONS';
 
+// The whole answer to a CONNECT nobody tunnels, written to the raw socket (SVR.JS's answer too).
+const BARE_501 = 'HTTP/1.1 501 Not Implemented\r\nContent-Length: 0\r\nConnection: close\r\n\r\n';
+
 // Adds a request header name to Vary without dropping what customHeaders or another stage put
 // there (a cache must key on all of them).
 function appendVary(res, name) {
@@ -21,4 +24,4 @@ function mediaType(contentType) {
   return (semi === -1 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
 }
 
-module.exports = { ALLOW, appendVary, mediaType };
+module.exports = { BARE_501, ALLOW, appendVary, mediaType };

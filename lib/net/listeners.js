@@ -4,6 +4,7 @@
 
 const http = require('node:http');
 const { createSecureServer } = require('./tls-context');
+const { handleUpgrade } = require('./upgrade');
 
 function serverOptions(config) {
   return {
@@ -20,21 +21,29 @@ function applyTimeouts(server, config) {
   server.requestTimeout = config.requestTimeout;
 }
 
-// handlers: { site(req, res), httpsRedirect(req, res) }, the worker's entry points. The plain
-// listener of an HTTPS site answers with httpsRedirect unless disableToHTTPSRedirect is set.
+// handlers: { site(req, res), httpsRedirect(req, res), connect?(req, socket, head) }, the
+// worker's entry points. The plain listener of an HTTPS site answers with httpsRedirect unless
+// disableToHTTPSRedirect is set. CONNECT requests go to handlers.connect (without a listener Node
+// would close the connection unanswered); requests with an Upgrade header go to the listener's
+// request handler as well (upgrade.js).
 function createListeners(config, handlers) {
   const listeners = [];
   const handler = handlers.site;
   if (!config.secure || !config.disableNonEncryptedServer) {
     const redirect = config.secure && !config.disableToHTTPSRedirect;
-    const server = http.createServer(serverOptions(config), redirect ? handlers.httpsRedirect : handler);
+    const onRequest = redirect ? handlers.httpsRedirect : handler;
+    const server = http.createServer(serverOptions(config), onRequest);
     applyTimeouts(server, config);
-    listeners.push({ server, port: config.port, scheme: 'http' });
+    listeners.push({ server, port: config.port, scheme: 'http', onRequest });
   }
   if (config.secure) {
     const { server, drain, reload } = createSecureServer(config, handler, serverOptions(config));
     applyTimeouts(server, config);
-    listeners.push({ server, port: config.sport, scheme: 'https', drain, reload });
+    listeners.push({ server, port: config.sport, scheme: 'https', drain, reload, onRequest: handler });
+  }
+  for (const { server, onRequest } of listeners) {
+    if (handlers.connect) server.on('connect', handlers.connect);
+    server.on('upgrade', (req, socket, head) => handleUpgrade(req, socket, head, onRequest));
   }
   return listeners;
 }

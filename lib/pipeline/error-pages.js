@@ -91,7 +91,7 @@ function createErrorPages(site) {
   (config.errorPages || []).forEach((entry, i) => {
     if (entry && Number.isInteger(entry.scode)) loadCustom(entry.scode, entry.path, `errorPages[${i}].path`);
   });
-  loadCustom(404, config.page404 === undefined ? '404.html' : config.page404, 'page404');
+  loadCustom(404, config.page404, 'page404');
 
   // --- built-in pages, precomputed per status ----------------------------------------------------
   const builtin = new Map();

@@ -2,7 +2,7 @@
 // The request pipeline of a worker: an explicit list of stages, built once per config.
 //
 //   createPipeline(config, { log, configFile, disableMods }) ->
-//     { handle(req, res), httpsRedirect(req, res) }
+//     { handle(req, res), httpsRedirect(req, res), proxyRequest?(req, res), connect?(req, socket, head) }
 //
 // Every request runs these stages in order; each answers it or calls next() (docs/architecture.md):
 //   serverHeaders   response-headers.js  Server + fixed customHeaders, first thing for every answer
@@ -28,12 +28,13 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
   const site = createSite(config, { log, configFile });
   site.sendError = createErrorPages(site);
   const fail = (req, res, error) => site.sendError(req, res, 500, { error });
+  const scripting = disableMods ? null : createScriptingStage(site);
   const stages = [
     createServerHeadersStage(site),
     createSanitizeStage(site),
     createRewriteStage(site),
     createPathHeadersStage(site),
-    disableMods ? null : createScriptingStage(site),
+    scripting,
     createStaticStage(site),
   ].filter(Boolean);
   const redirectStages = [
@@ -45,6 +46,9 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
     site,
     handle: withRecord(runStages(stages, fail)),
     httpsRedirect: withRecord(runStages(redirectStages, fail)),
+    // Forward-proxy requests and CONNECT, for the listeners: null unless a mod takes them.
+    proxyRequest: (scripting && scripting.proxyRequest) || null,
+    connect: (scripting && scripting.connect) || null,
   };
 }
 

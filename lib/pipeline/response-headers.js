@@ -1,5 +1,5 @@
 'use strict';
-// Stage 3: the headers every response gets, computed once in site.headers (lib/pipeline/site.js).
+// Stage 3: the headers every response gets, computed once in site.headers (site.js).
 //
 //   serverHeaders: Server and the fixed customHeaders, set first thing for every request, so that
 //                  even a 400 from the sanitizer names the server and carries the site's headers;

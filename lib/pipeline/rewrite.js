@@ -61,15 +61,6 @@ function compileRewriteMap(rewriteMap) {
   return { rules, errors };
 }
 
-function statKind(file) {
-  return new Promise((resolve) => {
-    fs.stat(file, (err, st) => {
-      if (err) resolve(null);
-      else resolve(st.isFile() ? 'file' : st.isDirectory() ? 'directory' : 'other');
-    });
-  });
-}
-
 // The path's kind, looked up only when a rule asks (isNotFile / isNotDirectory).
 function statKind(file) {
   return new Promise((resolve) => {

@@ -1,5 +1,5 @@
 'use strict';
-// Stage 1: URL sanitizing (the rules are sanitizeTarget's, in lib/http/target.js).
+// Stage 1: URL sanitizing (the rules are sanitizeTarget's, in http/target.js).
 // Answers 414 (too long), 400 (malformed), 403 (climbs above the root), OPTIONS * (204), and a
 // 301 to the clean URL when the path had to be normalised (or, with `rewriteDirtyURLs: true`,
 // serves the clean URL internally). Fills the per-request record req.svr (docs/architecture.md).

@@ -32,7 +32,7 @@ function createSite(config, { log = noopLog, configFile } = {}) {
     configFile,
     log,
     serverName: serverString(config.exposeServerVersion === true),
-    headers: compileHeaders(config),
+    headers: compileHeaders(config, serverString(config.exposeServerVersion === true)),
     protectedPaths: protectedPaths(config, configFile, root),
     authenticate: createAuthenticator(config.users),
     sendError: null,
@@ -52,8 +52,8 @@ function realRoot(wwwroot) {
 }
 
 // Server first (customHeaders may override it, as SVR.JS allows), then customHeaders in order.
-function compileHeaders(config) {
-  const fixed = [['Server', serverString(config.exposeServerVersion === true)]];
+function compileHeaders(config, serverName) {
+  const fixed = [['Server', serverName]];
   const withPath = [];
   for (const [name, value] of Object.entries(config.customHeaders || {})) {
     const text = String(value);

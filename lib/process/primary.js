@@ -6,7 +6,7 @@
 const cluster = require('node:cluster');
 const log = require('../log');
 const { loadConfig, workerCount } = require('../config/load');
-const { readModValidators } = require('../pipeline/scripting/mods');
+const { readModKeys } = require('../pipeline/scripting/mod-keys');
 const { version } = require('../../package.json');
 const { ensureCertificate, startRenewalTimer } = require('../net/certificate');
 
@@ -246,12 +246,15 @@ class Supervisor {
   }
 }
 
-// The config file plus the command-line overrides, validated. The mods are loaded first (only
-// to read their configValidators: the keys they may add to the config). A mod that cannot load
-// stops the start; with --disable-mods it is only a warning.
+// The config file plus the command-line overrides, validated. The mods' configValidators (the
+// keys they may add to the config) are read first, in a short-lived child process: mod code never
+// runs in the primary. A mod that cannot load (or hangs while loading) stops the start or the
+// reload; with --disable-mods it is only a warning.
 // checkOnly (svr.js --check): validate the certificate files but generate nothing.
 function readConfig(options, { checkOnly = false } = {}) {
-  const mods = readModValidators(options.configFile);
+  const mods = readModKeys(options.configFile);
+  if (!checkOnly) for (const info of mods.infos) log.info(info); // --check prints problems only
+  for (const warning of mods.warnings) log.warn(warning);
   if (mods.errors.length > 0) {
     if (!options.disableMods) return { errors: mods.errors, problem: 'cannot load the mods' };
     for (const error of mods.errors) log.warn(`--disable-mods: ${error}`);
@@ -278,7 +281,7 @@ function describeExit(code, signal) {
 }
 
 // How connections reach workers (frozen at the first fork). Measured with wrk on the 2-core machine
-// (issue 7, docs-speed.md): with keep-alive both policies serve the same requests per CPU second;
+// (docs/performance.md): with keep-alive both policies serve the same requests per CPU second;
 // with a new connection per request, round-robin costs the primary 13-15% of a core passing handles
 // and gets 1.2-1.7x fewer requests per CPU second than letting the workers accept() themselves.
 // So SCHED_NONE, unless NODE_CLUSTER_SCHED_POLICY says otherwise.

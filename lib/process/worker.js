@@ -8,6 +8,7 @@ const log = require('../log');
 const accessLog = require('../access-log');
 const { createPipeline } = require('../pipeline');
 const { createListeners } = require('../net/listeners');
+const { BARE_501 } = require('../http/headers');
 const { installCrashHandlers } = require('../request-context');
 
 // Errors on listen that no restart can fix: the primary stops with the message instead of looping.
@@ -32,18 +33,36 @@ class Worker {
     this.listeners = createListeners(config, {
       site: (req, res) => this.onRequest(req, res, this.pipeline.handle),
       httpsRedirect: (req, res) => this.onRequest(req, res, this.pipeline.httpsRedirect),
+      connect: (req, socket, head) => this.onConnect(req, socket, head),
     });
   }
 
   // The per-config parts, built once; a single-threaded reload builds them again. The pipeline
   // loads the mods and serverSideScript.js, so a mod that cannot load fails the start (or the
-  // reload) with its own message.
+  // reload) with its own message. The working directory is the web root, as SVR.JS documents
+  // for scripts and mods.
   build(config) {
+    enterWebRoot(config.wwwroot);
     this.pipeline = createPipeline(config, { log, configFile: this.configFile, disableMods: this.disableMods });
     this.logRequest = accessLog.createAccessLog(config);
   }
 
+  // CONNECT: the mods' proxy handlers, or a bare 501 (SVR.JS's answer without a proxy mod).
+  // Over HTTP/2 the server emits 'connect' with (request, response): no tunnel there, 501.
+  onConnect(req, socket, head) {
+    if (typeof socket.writeHead === 'function') {
+      socket.writeHead(501);
+      socket.end();
+      return undefined;
+    }
+    if (this.pipeline.connect) return this.pipeline.connect(req, socket, head);
+    socket.on('error', () => {});
+    socket.end(BARE_501);
+    return undefined;
+  }
+
   // handle: what answers the request (the site's pipeline, or the plain port's HTTPS redirect).
+  // An absolute-form request goes to the mods that take proxy requests, when there are any.
   onRequest(req, res, handle) {
     if (this.logRequest) this.logRequest(req, res);
     // Sockets are tracked as accepted; over TLS req.socket is the TLS socket wrapping it
@@ -55,7 +74,9 @@ class Worker {
     }
     // HTTP/2 has no Connection header: its sessions are sent a GOAWAY when the drain starts.
     if (this.draining && !res.headersSent && req.httpVersionMajor < 2) res.setHeader('Connection', 'close');
+    if (this.pipeline.proxyRequest && handle === this.pipeline.handle && isAbsoluteForm(req.url)) return this.pipeline.proxyRequest(req, res);
     handle(req, res);
+    return undefined;
   }
 
   track(socket) {
@@ -136,6 +157,18 @@ class Worker {
     this.exitCode = 1;
     if (this.hooks.recycle) this.hooks.recycle(reason);
     this.drain(0, this.config.shutdownTimeout);
+  }
+}
+
+function isAbsoluteForm(target) {
+  return typeof target === 'string' && target !== '*' && !target.startsWith('/');
+}
+
+function enterWebRoot(wwwroot) {
+  try {
+    process.chdir(wwwroot);
+  } catch (error) {
+    log.warn(`cannot make the web root ${wwwroot} the working directory: ${error.code || error.message}`);
   }
 }
 

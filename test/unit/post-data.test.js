@@ -1,14 +1,12 @@
 'use strict';
-// lib/pipeline/scripting/post-data.js: reading and parsing a request body, called directly
-// (a request is an EventEmitter with headers; the multipart files go to a temporary directory).
+// lib/pipeline/scripting/post-data.js: reading and parsing a buffered request body, called
+// directly (a request is an EventEmitter with headers). Multipart, streamed through busboy, is
+// tested over sockets in server-side-script.test.js.
 
-const { describe, test, before, after } = require('node:test');
+const { describe, test } = require('node:test');
 const assert = require('node:assert/strict');
 const { EventEmitter } = require('node:events');
-const fs = require('node:fs');
-const path = require('node:path');
-const { makeTempDir } = require('../support/helpers');
-const { readBody, parseBody, BodyError, BODY_METHODS } = require('../../lib/pipeline/scripting/post-data');
+const { readBody, parseBody, BodyError } = require('../../lib/pipeline/scripting/post-data');
 
 function fakeRequest(headers = {}) {
   const req = new EventEmitter();
@@ -19,10 +17,6 @@ function fakeRequest(headers = {}) {
 function read(req, limit) {
   return new Promise((resolve) => readBody(req, limit, (error, body) => resolve({ error, body })));
 }
-
-test('BODY_METHODS: the methods a script may read a body for', () => {
-  assert.deepEqual([...BODY_METHODS].sort(), ['PATCH', 'POST', 'PUT']);
-});
 
 describe('readBody', () => {
   test('gathers the chunks', async () => {
@@ -70,58 +64,21 @@ describe('readBody', () => {
 });
 
 describe('parseBody', () => {
-  let dir;
-  before(() => { dir = makeTempDir('svr-post-data-'); });
-  after(() => fs.rmSync(dir, { recursive: true, force: true }));
-
   test('urlencoded: repeated names give arrays', () => {
-    const parsed = parseBody(Buffer.from('a=1&b=two+words&a=3'), 'application/x-www-form-urlencoded; charset=utf-8', dir);
+    const parsed = parseBody(Buffer.from('a=1&b=two+words&a=3'), 'application/x-www-form-urlencoded; charset=utf-8');
     assert.deepEqual(parsed, { fields: { a: ['1', '3'], b: 'two words' }, files: {}, tempFiles: [] });
   });
 
   test('JSON and +json: the object is the fields; an empty body is {}; invalid JSON is 400', () => {
-    assert.deepEqual(parseBody(Buffer.from('{"n":5}'), 'Application/JSON', dir).fields, { n: 5 });
-    assert.deepEqual(parseBody(Buffer.from('{"n":5}'), 'application/ld+json', dir).fields, { n: 5 });
-    assert.deepEqual(parseBody(Buffer.alloc(0), 'application/json', dir).fields, {});
-    assert.deepEqual(parseBody(Buffer.from('[1,2]'), 'application/json', dir).fields, {}, 'not an object: no fields');
-    assert.throws(() => parseBody(Buffer.from('{'), 'application/json', dir), (error) => error.status === 400 && /invalid JSON body/.test(error.message));
+    assert.deepEqual(parseBody(Buffer.from('{"n":5}'), 'Application/JSON').fields, { n: 5 });
+    assert.deepEqual(parseBody(Buffer.from('{"n":5}'), 'application/ld+json').fields, { n: 5 });
+    assert.deepEqual(parseBody(Buffer.alloc(0), 'application/json').fields, {});
+    assert.deepEqual(parseBody(Buffer.from('[1,2]'), 'application/json').fields, {}, 'not an object: no fields');
+    assert.throws(() => parseBody(Buffer.from('{'), 'application/json'), (error) => error.status === 400 && /invalid JSON body/.test(error.message));
   });
 
   test('another type gives no fields and no files', () => {
-    assert.deepEqual(parseBody(Buffer.from('plain'), 'text/plain', dir), { fields: {}, files: {}, tempFiles: [] });
-    assert.deepEqual(parseBody(Buffer.from('plain'), undefined, dir), { fields: {}, files: {}, tempFiles: [] });
-  });
-
-  test('multipart: fields, repeated fields and a file written to the temporary directory', () => {
-    const body = Buffer.from([
-      '--XyZ', 'Content-Disposition: form-data; name="title"', '', 'hello',
-      '--XyZ', 'Content-Disposition: form-data; name="tag"', '', 'a',
-      '--XyZ', 'Content-Disposition: form-data; name="tag"', '', 'b',
-      '--XyZ', 'Content-Disposition: form-data; name="upload"; filename="C:\\docs\\note.txt"', 'Content-Type: text/plain', '', 'file body',
-      '--XyZ--', '',
-    ].join('\r\n'));
-    const parsed = parseBody(body, 'multipart/form-data; boundary="XyZ"', dir);
-    assert.deepEqual(parsed.fields, { title: 'hello', tag: ['a', 'b'] });
-    const file = parsed.files.upload;
-    assert.equal(file.originalFilename, 'note.txt');
-    assert.equal(file.mimetype, 'text/plain');
-    assert.equal(file.size, 9);
-    assert.equal(path.dirname(file.filepath), dir);
-    assert.equal(fs.readFileSync(file.filepath, 'utf8'), 'file body');
-    assert.deepEqual(parsed.tempFiles, [file.filepath]);
-  });
-
-  test('malformed multipart is 400 with a reason', () => {
-    const cases = {
-      'multipart/form-data': ['x', /without a boundary/],
-      'multipart/form-data; boundary=B': ['no delimiter here', /without its boundary/],
-    };
-    for (const [type, [text, message]] of Object.entries(cases)) {
-      assert.throws(() => parseBody(Buffer.from(text), type, dir), (error) => error.status === 400 && message.test(error.message), type);
-    }
-    const unterminated = ['--B', 'Content-Disposition: form-data; name="f"; filename="a.txt"', '', 'data'].join('\r\n');
-    assert.throws(() => parseBody(Buffer.from(unterminated), 'multipart/form-data; boundary=B', dir), /closing boundary/);
-    const nameless = ['--B', 'Content-Disposition: form-data', '', 'x', '--B--'].join('\r\n');
-    assert.throws(() => parseBody(Buffer.from(nameless), 'multipart/form-data; boundary=B', dir), /without a name/);
+    assert.deepEqual(parseBody(Buffer.from('plain'), 'text/plain'), { fields: {}, files: {}, tempFiles: [] });
+    assert.deepEqual(parseBody(Buffer.from('plain'), undefined), { fields: {}, files: {}, tempFiles: [] });
   });
 });

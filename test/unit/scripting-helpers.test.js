@@ -1,29 +1,32 @@
 'use strict';
 // The pure helpers of server-side JavaScript, called directly: the url.parse-style object mods
-// and scripts get, res.error's argument forms, SVR.JS's checkHostname and filterHeaders, and the
-// Basic credentials parser.
+// and scripts get, res.error's argument forms, SVR.JS's filterHeaders, and the Basic credentials
+// parser. (Scripts' checkHostname is http/host.js hostMatches: test/unit/host.test.js.)
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const { urlObject, errorArguments } = require('../../lib/pipeline/scripting');
-const { checkHostname, filterHeaders } = require('../../lib/pipeline/scripting/legacy-script');
+const { filterHeaders } = require('../../lib/pipeline/scripting/legacy-script');
 const { parseBasic } = require('../../lib/pipeline/credentials');
 
-test('urlObject: a url.parse-style object with a query object', () => {
+test('urlObject: a url.parse-style object; a repeated query key keeps its last value (SVR.JS 3.x)', () => {
   const parsed = urlObject({ headers: { host: 'Example.org:8080' }, socket: {} }, '/a/b.txt?x=1&x=2&y=#frag');
   assert.deepEqual({ ...parsed, query: { ...parsed.query } }, {
     protocol: 'http:', slashes: true, auth: null, host: 'example.org:8080', port: '8080', hostname: 'example.org',
-    hash: null, search: '?x=1&x=2&y=', query: { x: ['1', '2'], y: '' }, pathname: '/a/b.txt', path: '/a/b.txt?x=1&x=2&y=',
+    hash: null, search: '?x=1&x=2&y=', query: { x: '2', y: '' }, pathname: '/a/b.txt', path: '/a/b.txt?x=1&x=2&y=',
     href: 'http://example.org:8080/a/b.txt?x=1&x=2&y=',
   });
 });
 
-test('urlObject: https on an encrypted socket; IPv6 hosts; no Host header', () => {
+test('urlObject: https on an encrypted socket; IPv6 hosts; an absolute-form target; no Host header', () => {
   const secure = urlObject({ headers: { host: '[::1]' }, socket: { encrypted: true } }, '/');
   assert.equal(secure.protocol, 'https:');
   assert.equal(secure.hostname, '[::1]');
   assert.equal(secure.port, null);
   assert.equal(secure.href, 'https://[::1]/');
+  const absolute = urlObject({ headers: { host: 'other.test' }, socket: {} }, 'HTTP://Abs.Example:81/q?a=1');
+  assert.equal(absolute.host, 'abs.example:81', 'an absolute-form target names the host');
+  assert.equal(absolute.pathname, '/q');
   const hostless = urlObject({ headers: {}, socket: {} }, '/p');
   assert.equal(hostless.host, null);
   assert.equal(hostless.protocol, null);
@@ -49,18 +52,6 @@ test('errorArguments: a code that is no error status becomes 501; a non-integer 
   assert.equal(errorArguments(600).status, 501);
   assert.throws(() => errorArguments('404'), TypeError);
   assert.throws(() => errorArguments(404.5), TypeError);
-});
-
-test('checkHostname: "*", exact names and "*.domain", by the Host header without port', () => {
-  const req = { headers: { host: 'Shop.Example.com:8080' } };
-  assert.equal(checkHostname(req, '*'), true);
-  assert.equal(checkHostname(req, undefined), true);
-  assert.equal(checkHostname(req, 'shop.example.com'), true);
-  assert.equal(checkHostname(req, '*.example.com'), true);
-  assert.equal(checkHostname({ headers: { host: 'example.com' } }, '*.example.com'), true);
-  assert.equal(checkHostname(req, 'example.com'), false);
-  assert.equal(checkHostname({ headers: { host: 'badexample.com' } }, '*.example.com'), false);
-  assert.equal(checkHostname({ headers: {} }, 'example.com'), false);
 });
 
 test('filterHeaders: drops null and undefined values, copies objects', () => {

@@ -6,14 +6,32 @@
 //     Loads the mods and compiles the script once (when a worker builds its pipeline, at start
 //     and on a reload). Throws ModLoadError / ScriptLoadError naming the file. Returns null when
 //     there is neither a mod nor a script, so the pipeline runs without this stage.
+//     The stage function also carries, for the worker's listeners:
+//     scripting.proxyRequest(req, res)        an absolute-form (forward proxy) request, or null
+//                                             when no mod takes them (see below)
+//     scripting.connect(req, socket, head)    a CONNECT request, or null when no mod has a proxy
+//                                             handler (the listener then answers 501)
 //
 // A request gets, before the first mod runs: req.parsedURL, req.originalParsedURL (frozen
-// url.parse-style objects with a `query` object), req.authUser (SVR.JS's name for req.svr.user, lib/pipeline/credentials.js); res.error(code[, extName][,
-// error][, headers]), res.redirect(dest[, isTemporary][, keepMethod][, headers]),
-// res.responseEnd(body), res.head, res.foot. Errors: a synchronous throw or a rejected promise of
-// a mod, or a throw of the script, becomes a 500 for that request only (the mod's name/version
-// goes to the error page footer when exposeModsInErrorPages is true). Callbacks that throw later
-// are handled by lib/request-context.js.
+// url.parse-style objects with a `query` object), req.authUser (SVR.JS's name for req.svr.user),
+// req.isProxy, req.rewriteURL(url, callback);
+// res.error(code[, extName][, error][, headers]), res.redirect(dest[, isTemporary][, keepMethod][,
+// headers]), res.responseEnd(body), res.head, res.foot. Errors: a synchronous throw or a rejected
+// promise of a mod, or a throw of the script, becomes a 500 for that request only (the mod's
+// name/version goes to the error page footer when exposeModsInErrorPages is true). Callbacks that
+// throw later are handled by request-context.js.
+//
+// Forgiving where SVR.JS was (forgiving.js): a second res.writeHead, or a write, end or
+// setHeader after the response was sent, logs a warning naming the code and the URL and is
+// ignored, instead of throwing in a callback and recycling the worker.
+//
+// Proxy requests, with SVR.JS's rules: an absolute-form request (GET http://host/...) is given
+// only to the mods that say they take them (4.x `proxy` or `proxySafe: true`, legacy
+// `proxyCallback`), with req.url left absolute and req.isProxy true; the rewrite map, custom
+// headers and Basic auth do not apply (the worker routes it here before the pipeline); if they all
+// pass it on, the answer is 501. Without such a mod it is served by path, as any request.
+// CONNECT goes through the mods' proxy handlers in order; without one, or when they all pass it
+// on, the answer is a bare 501.
 
 const fs = require('node:fs');
 const http = require('node:http');
@@ -21,26 +39,49 @@ const path = require('node:path');
 const querystring = require('node:querystring');
 const { loadMods } = require('./mods');
 const { compileServerSideScript, scriptPath, SCRIPT_NAME } = require('./legacy-script');
-const { createParsePostData } = require('./post-data');
+const { legacyArguments } = require('./legacy-mods');
+const { installModEnvironment, countRequest, svrFile } = require('./environment');
+const { makeForgiving } = require('./forgiving');
 const { headersFor } = require('../site');
+const { BARE_501 } = require('../../http/headers');
 const { requestContext, describeError } = require('../../request-context');
-const { version, INSTALL_DIR, modsDirectory } = require('../../product');
-
-const DEFAULT_PAGE = 'index.html';
+const { version, INSTALL_DIR, modsDirectory, stateDirectory } = require('../../product');
 
 function createScriptingStage(site) {
   const { config, log } = site;
-  const mods = loadMods(modsDirectory(config), { required: typeof config.modsDirectory === 'string' });
+  // A --single-threaded reload loads the mods again in this process: if that fails, the old
+  // pipeline keeps serving, and so must the message listeners its mods pushed.
+  const listenersBefore = [...(process.messageEventListeners || [])];
+  installModEnvironment({ stateDirectory: stateDirectory(config), svrFile: svrFile(), log });
+  let mods;
+  let script;
   const scriptFile = scriptPath(config, INSTALL_DIR);
-  const script = compileServerSideScript(scriptFile);
-  for (const mod of mods) {
-    if (!mod.hasInfo) log.warn(`${mod.file}: exports no modInfo {name, version}; calling it ${mod.label}`);
+  try {
+    ({ mods } = loadMods(modsDirectory(config), {
+      required: typeof config.modsDirectory === 'string',
+      stateDirectory: stateDirectory(config),
+    }));
+    script = compileServerSideScript(scriptFile, { dirname: scriptDirname(config, log), fallbackDir: path.dirname(scriptFile) });
+  } catch (error) {
+    process.messageEventListeners.splice(0, Infinity, ...listenersBefore);
+    throw error;
   }
   if (mods.length === 0 && !script) return null;
-  const loaded = mods.map((mod) => mod.label);
+  const loaded = mods.map((mod) => `${mod.label}${mod.legacy ? ' (legacy)' : ''}`);
   if (script) loaded.push(scriptFile);
   log.info(`server-side JavaScript: ${loaded.join(', ')}`);
   return createStage(site, mods, script);
+}
+
+// SVR.JS's temp/ (in the state directory): the script's __dirname, created if missing.
+function scriptDirname(config, log) {
+  const dir = path.join(stateDirectory(config), 'temp');
+  try {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    log.warn(`${dir}: cannot create serverSideScript.js's __dirname (${error.code || error.message}); files it writes there will fail`);
+  }
+  return dir;
 }
 
 // Log functions with SVR.JS's names, on our stderr log, prefixed with who is talking.
@@ -64,17 +105,29 @@ function readFirst(dir, names) {
   return '';
 }
 
-// url.parse(target, true)-style object, with the host the client asked for.
+// url.parse(target, true)-style object, with the host the client asked for. As SVR.JS: `search`
+// is null without a query, and a repeated query key keeps its last value. An absolute-form
+// target (a proxy request) is parsed as the URL it is.
 function urlObject(req, target) {
   const hash = target.indexOf('#');
   if (hash !== -1) target = target.slice(0, hash);
+  let origin = '';
+  const absolute = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(target);
+  if (absolute) {
+    origin = absolute[0];
+    target = target.slice(origin.length) || '/';
+  }
   const q = target.indexOf('?');
   const pathname = q === -1 ? target : target.slice(0, q);
   const search = q === -1 ? '' : target.slice(q);
-  const host = typeof req.headers.host === 'string' && req.headers.host !== '' ? req.headers.host.toLowerCase() : null;
+  let host = typeof req.headers.host === 'string' && req.headers.host !== '' ? req.headers.host.toLowerCase() : null;
+  let protocol = req.socket && req.socket.encrypted ? 'https:' : 'http:';
+  if (origin) {
+    protocol = `${origin.slice(0, origin.indexOf(':')).toLowerCase()}:`;
+    host = origin.slice(origin.indexOf('//') + 2).toLowerCase() || host;
+  }
   const colon = host ? host.lastIndexOf(':') : -1;
   const hasPort = colon !== -1 && host.indexOf(']', colon) === -1;
-  const protocol = req.socket && req.socket.encrypted ? 'https:' : 'http:';
   return {
     protocol: host ? protocol : null,
     slashes: host ? true : null,
@@ -84,11 +137,19 @@ function urlObject(req, target) {
     hostname: host ? (hasPort ? host.slice(0, colon) : host) : null,
     hash: null,
     search: search || null,
-    query: querystring.parse(search.slice(1)),
+    query: lastValues(querystring.parse(search.slice(1))),
     pathname,
     path: pathname + search,
     href: host ? `${protocol}//${host}${pathname}${search}` : pathname + search,
   };
+}
+
+// SVR.JS 3.x: ?a=1&a=2 gives a = "2".
+function lastValues(query) {
+  for (const key of Object.keys(query)) {
+    if (Array.isArray(query[key])) query[key] = query[key][query[key].length - 1];
+  }
+  return query;
 }
 
 // The sanitized URL as the client asked for it, before the rewrite map.
@@ -133,18 +194,19 @@ function createStage(site, mods, script) {
   const head = readFirst(site.root, ['.head', 'head.html']);
   const foot = readFirst(site.root, ['.foot', 'foot.html']);
   const server = site.serverName;
-  const limit = Number.isInteger(config.maxPostDataSize) ? config.maxPostDataSize : 1048576;
-  const users = Array.isArray(config.users) ? config.users : [];
-  const page404 = config.page404 === undefined ? '404.html' : config.page404;
+  const { maxPostDataSize: limit, users, page404 } = config; // schema defaults: 200 MiB, [], 404.html
   const warned = new Set();
   const authenticate = site.authenticate;
+  const proxyMods = mods.filter((mod) => mod.proxySafe);
+  const connectMods = mods.filter((mod) => mod.proxy);
 
   // The configured headers (Server first) with SVR.JS's {path} filled in for this request.
   const customHeaders = (req) => headersFor(site, req ? req.url : '{path}');
 
-  // One config object per worker, shared by every mod and the script (as SVR.JS 3.x did).
+  // One config object per worker, shared by every mod and the script (as SVR.JS 3.x did), and
+  // process.serverConfig: the SVR.JS keys svr reads, under their SVR.JS names, with the schema's
+  // defaults applied (users [], page404 "404.html", ...).
   const sharedConfig = Object.assign({}, config, {
-    wwwroot: config.wwwroot,
     version,
     productName: 'svr',
     getCustomHeaders() {
@@ -153,6 +215,7 @@ function createStage(site, mods, script) {
     },
     generateServerString: () => server,
   });
+  process.serverConfig = sharedConfig;
 
   // sendError logs a 5xx error's stack when it can still send the page; when the response has
   // already started it can only cut the connection, so say what happened here.
@@ -212,11 +275,13 @@ function createStage(site, mods, script) {
 
   const modLogs = mods.map((mod) => createLogFacilities(log, mod.label));
   const scriptLog = createLogFacilities(log, SCRIPT_NAME);
+  const forgiving = makeForgiving((message) => log.warn(message));
 
   function runMod(index, req, res, next) {
     const mod = mods[index];
     const failed = (error) => fail(req, res, 500, { extName: mod.label, error });
     res.error = errorFunction(req, res, mod.label);
+    forgiving.speaking(res, mod.label);
     let result;
     try {
       result = mod.handler(req, res, modLogs[index], sharedConfig, next);
@@ -228,38 +293,46 @@ function createStage(site, mods, script) {
   }
 
   function runScript(req, res, next) {
-    const target = req.url;
-    const q = target.indexOf('?');
-    const href = q === -1 ? target : target.slice(0, q);
-    const search = q === -1 ? '' : target.slice(q);
-    const origHref = beforeRewriting(req).split('?')[0];
-    const ext = path.posix.extname(href).slice(1).toLowerCase();
     const elseCallback = passOn(res, SCRIPT_NAME, next);
-    const callServerError = errorFunction(req, res);
-    const parsePostData = createParsePostData(req, res, {
-      limit,
-      fail: (status, error, headers) => fail(req, res, status, { error, headers }),
-    });
+    res.error = errorFunction(req, res);
+    forgiving.speaking(res, SCRIPT_NAME);
     try {
-      script(
-        req, res, scriptLog, responseEndFunction(res), href, ext, urlObject(req, target), search,
-        DEFAULT_PAGE, users, page404, head, foot, '', elseCallback, sharedConfig, callServerError,
-        () => customHeaders(req), origHref, redirectFunction(res), parsePostData, req.authUser ?? null,
-      );
+      script(...legacyArguments(req, res, scriptLog, sharedConfig, elseCallback, limit));
     } catch (error) {
       fail(req, res, 500, { error });
     }
   }
 
-  function decorate(req, res) {
+  // req.rewriteURL(url, callback) (SVR.JS 4.5): a mod points the request at another URL of this
+  // site; a URL that is not a clean absolute path (".." or "." segments, "//", a backslash) is 403.
+  function rewriteFunction(req, res) {
+    return function rewriteURL(url, callback) {
+      const target = String(url);
+      const pathname = target.split(/[?#]/)[0];
+      if (!pathname.startsWith('/') || /\/\.{1,2}(\/|$)|\/\/|\\/.test(pathname) || /%2e|%2f|%5c/i.test(pathname)) {
+        log.warn(`${req.method} ${req.url}: invalid URL rewriting to ${target}; answered 403`);
+        res.error(403);
+        return;
+      }
+      req.url = target;
+      req.parsedURL = freeze(urlObject(req, target));
+      if (typeof callback === 'function') callback();
+    };
+  }
+
+  function decorate(req, res, { isProxy = false } = {}) {
+    req.isProxy = isProxy;
     req.parsedURL = freeze(urlObject(req, req.url));
-    req.originalParsedURL = freeze(urlObject(req, beforeRewriting(req)));
+    req.originalParsedURL = isProxy ? req.parsedURL : freeze(urlObject(req, beforeRewriting(req)));
     if (req.authUser === undefined) req.authUser = null;
+    req.rewriteURL = rewriteFunction(req, res);
     res.error = errorFunction(req, res); // each mod gets its own (see runMod)
     res.redirect = redirectFunction(res);
     res.responseEnd = responseEndFunction(res);
     res.head = head;
     res.foot = foot;
+    forgiving.install(req, res);
+    countRequest(res);
   }
 
   function run(req, res, next) {
@@ -278,18 +351,73 @@ function createStage(site, mods, script) {
     step();
   }
 
-  return function scripting(req, res, next) {
-    const state = { req, res, fail: (error) => fail(req, res, 500, { error }) };
+  // Absolute-form requests: only the mods that take proxy requests, then 501.
+  function runProxy(req, res) {
+    decorate(req, res, { isProxy: true });
+    let index = 0;
+    const step = () => {
+      if (index < proxyMods.length) {
+        const mod = proxyMods[index++];
+        runMod(mods.indexOf(mod), req, res, passOn(res, mod.label, step));
+      } else {
+        fail(req, res, 501);
+      }
+    };
+    step();
+  }
+
+  function withUser(req, go) {
     if (authenticate && req.headers.authorization !== undefined) {
       return authenticate(req).then((name) => {
         req.svr.user = name;
         req.authUser = name;
-        requestContext.run(state, run, req, res, next);
+        go();
       });
     }
-    requestContext.run(state, run, req, res, next);
+    go();
     return undefined;
+  }
+
+  function scripting(req, res, next) {
+    const state = { req, res, fail: (error) => fail(req, res, 500, { error }) };
+    return withUser(req, () => requestContext.run(state, run, req, res, next));
+  }
+
+  scripting.proxyRequest = proxyMods.length === 0 ? null : function proxyRequest(req, res) {
+    if (!req.svr) req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null };
+    const state = { req, res, fail: (error) => fail(req, res, 500, { error }) };
+    return withUser(req, () => requestContext.run(state, runProxy, req, res));
   };
+
+  scripting.connect = connectMods.length === 0 ? null : function connect(req, socket, head) {
+    socket.on('error', () => {}); // a client gone mid-tunnel is not the worker's problem
+    req.isProxy = true;
+    let index = 0;
+    const step = () => {
+      if (index >= connectMods.length) {
+        if (!socket.destroyed) socket.end(BARE_501);
+        return;
+      }
+      const mod = connectMods[index++];
+      const logFacilities = modLogs[mods.indexOf(mod)];
+      let done = false;
+      const next = () => {
+        if (done) return;
+        done = true;
+        step();
+      };
+      try {
+        mod.proxy(req, socket, head, logFacilities, sharedConfig, next);
+      } catch (error) {
+        log.error(`${mod.label}: its proxy handler threw for CONNECT ${req.url}: ${describeError(error)}`);
+        if (!socket.destroyed) socket.end('HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+      }
+    };
+    const state = { req, res: { headersSent: true }, fail: () => { if (!socket.destroyed) socket.destroy(); } };
+    requestContext.run(state, step);
+  };
+
+  return scripting;
 }
 
 module.exports = { createScriptingStage, urlObject, errorArguments };

@@ -5,7 +5,8 @@
 // compiled once per worker (at start and on reload), never per request, with vm.compileFunction
 // and its real file name, so stack traces point into the user's file at the right line.
 //
-//   (module scope, once per worker)  require, module, exports, __filename, __dirname,
+//   (module scope, once per worker)  require, module, exports, __filename, __dirname (SVR.JS's
+//                                     temp/ directory: see compileServerSideScript),
 //                                     os, http, https, url, fs, path, crypto, stream, readline,
 //                                     filterHeaders, var customvar1..customvar4 (persist
 //                                     across requests in this worker)
@@ -26,6 +27,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const vm = require('node:vm');
 const { createRequire } = require('node:module');
+const { hostMatches } = require('../../http/host');
 
 const SCRIPT_NAME = 'serverSideScript.js';
 
@@ -66,7 +68,11 @@ function scriptPath(config, installDir) {
 // Reads and compiles the script. Returns null when there is no script; throws ScriptLoadError
 // when it cannot be read or does not compile. The result is a function taking the 22 request
 // parameters in SVR.JS's order.
-function compileServerSideScript(file) {
+//   dirname: the script's __dirname, SVR.JS's temp/ (the state directory's temp/): relative
+//     require() and `__dirname + "/../x"` resolve from there, as in SVR.JS;
+//   fallbackDir: where a package (a bare require('name')) not found from dirname is looked for
+//     next: the script's own directory, so a web root's node_modules keeps working.
+function compileServerSideScript(file, { dirname = path.dirname(file), fallbackDir = path.dirname(file) } = {}) {
   let text;
   try {
     text = fs.readFileSync(file, 'utf8');
@@ -81,18 +87,45 @@ function compileServerSideScript(file) {
   } catch (error) {
     throw new ScriptLoadError(file, describeSyntaxError(error), error);
   }
-  const scriptRequire = createRequire(file);
-  const module = { exports: {}, filename: file, id: file, require: scriptRequire };
+  const filename = path.join(dirname, SCRIPT_NAME);
+  const scriptRequire = layeredRequire(createRequire(filename), createRequire(path.join(fallbackDir, SCRIPT_NAME)));
+  const module = { exports: {}, filename, id: filename, require: scriptRequire };
   try {
     return factory(
-      scriptRequire, module, module.exports, file, path.dirname(file),
+      scriptRequire, module, module.exports, filename, dirname,
       require('node:os'), require('node:http'), require('node:https'), require('node:url'),
       fs, path, require('node:crypto'), require('node:stream'), require('node:readline'),
-      filterHeaders, checkHostname,
+      filterHeaders, hostMatches,
     );
   } catch (error) {
     throw new ScriptLoadError(file, `${error.name}: ${error.message}`, error);
   }
+}
+
+// require() from `first`; a package name it cannot find is looked for from `second`.
+function layeredRequire(first, second) {
+  const isPackageName = (id) => typeof id === 'string' && !id.startsWith('.') && !path.isAbsolute(id);
+  const notFound = (error) => error && error.code === 'MODULE_NOT_FOUND';
+  const scriptRequire = function require(id) {
+    try {
+      return first(id);
+    } catch (error) {
+      if (!isPackageName(id) || !notFound(error)) throw error;
+      return second(id);
+    }
+  };
+  scriptRequire.resolve = function resolve(id, options) {
+    try {
+      return first.resolve(id, options);
+    } catch (error) {
+      if (!isPackageName(id) || !notFound(error)) throw error;
+      return second.resolve(id, options);
+    }
+  };
+  scriptRequire.resolve.paths = first.resolve.paths;
+  scriptRequire.cache = first.cache;
+  scriptRequire.main = first.main;
+  return scriptRequire;
 }
 
 // "Unexpected token '}'" plus where: V8 puts "file:line" on the first line of the stack.
@@ -114,21 +147,7 @@ function filterHeaders(headers) {
   return result;
 }
 
-// Is this request for `hostname`? "*" matches any host, "*.example.com" a subdomain or the
-// domain itself. Compared with the Host header (port removed), ignoring case.
-function checkHostname(req, hostname) {
-  if (hostname === undefined || hostname === null || hostname === '*') return true;
-  let host = String((req && req.headers && req.headers.host) || '').toLowerCase();
-  host = host.replace(/:\d+$/, '').replace(/\.$/, '');
-  const wanted = String(hostname).toLowerCase();
-  if (wanted.startsWith('*.')) {
-    const domain = wanted.slice(2);
-    return host === domain || host.endsWith(`.${domain}`);
-  }
-  return host === wanted;
-}
-
 module.exports = {
   compileServerSideScript, scriptPath, ScriptLoadError, SCRIPT_NAME,
-  filterHeaders, checkHostname,
+  filterHeaders,
 };

@@ -1,12 +1,23 @@
 'use strict';
-// Finds and loads mods (SVR.JS 4.x format) from the mods directory, in file-name order.
+// Finds and loads mods from the mods directory, in file-name order (as SVR.JS does).
 //
-// A mod is a `*.js` / `*.cjs` file, or a folder with an `index.js` or a package.json `main`.
-// Everything else in the directory (README.md, dotfiles, *.mjs, ...) is ignored. A mod module
-// exports its request handler and describes itself:
+// What the directory may hold, and what svr does with each entry:
+//   *.js, *.cjs                      a mod file (SVR.JS 4.x format), required
+//   folder with package.json "main"  a mod (4.x), or with index.js
+//   *.tar.gz, *.tgz                  a legacy (SVR.JS 3.x) mod: extracted (legacy-archive.js) into
+//                                    <state>/temp/.modloader_w<pid>/<file name>/, then its
+//                                    index.js is required
+//   *.mjs                            an error: svr loads CommonJS only
+//   anything else                    ignored, with one warning naming every ignored entry
+// A 4.x mod exports its request handler:
 //   module.exports = (req, res, logFacilities, config, next) => { ... };   // may be async
 //   module.exports.modInfo = { name: 'example', version: '1.0.0' };
 //   module.exports.configValidators = { exampleKey: (value) => typeof value === 'string' };
+//   module.exports.proxy = (req, socket, head, logFacilities, config, next) => { ... };  // CONNECT
+//   module.exports.proxySafe = true;   // the handler also gets absolute-form (proxy) requests
+//   module.exports.commands = { name: (args, log, passCommand) => ... };   // listed, never run
+// A legacy mod (archive or folder) exports a constructor whose prototype has callback() (and
+// maybe proxyCallback()); its name and version come from mod.info. legacy-mods.js wraps it.
 // A mod that cannot be loaded is a ModLoadError naming its file: the caller stops the start
 // (or, on a reload, keeps the old workers).
 
@@ -14,6 +25,10 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const { DEFAULT_MODS_DIRECTORY, modsDirectory } = require('../../product');
+const { extractModArchive } = require('./legacy-archive');
+const { isLegacyModConstructor, wrapLegacyMod } = require('./legacy-mods');
+
+const ARCHIVE = /\.(tar\.gz|tgz)$/;
 
 class ModLoadError extends Error {
   constructor(file, message, cause) {
@@ -24,20 +39,20 @@ class ModLoadError extends Error {
   }
 }
 
-// The mods in `dir`, sorted by file name (JavaScript's default sort, as SVR.JS does), each as
-// { file: what was found in the directory, entry: the file to require }. A missing default
-// directory means "no mods"; a missing configured one is an error (a typo, most likely).
+// The mods in `dir`, sorted by file name (JavaScript's default sort, as SVR.JS does):
+// { mods: [{ file, entry?, archive? }], ignored: [name] }. A missing default directory means
+// "no mods"; a missing configured one is an error (a typo, most likely).
 function listMods(dir, { required = false } = {}) {
   let names;
   try {
     names = fs.readdirSync(dir);
   } catch (error) {
-    if (error.code === 'ENOENT' && !required) return [];
+    if (error.code === 'ENOENT' && !required) return { mods: [], ignored: [] };
     throw new ModLoadError(dir, `cannot read the mods directory (${error.code || error.message})`, error);
   }
   const mods = [];
+  const ignored = [];
   for (const name of names.sort()) {
-    if (name.startsWith('.')) continue;
     const file = path.join(dir, name);
     let stats;
     try {
@@ -47,12 +62,18 @@ function listMods(dir, { required = false } = {}) {
     }
     if (stats.isFile()) {
       if (/\.c?js$/.test(name)) mods.push({ file, entry: file });
+      else if (ARCHIVE.test(name)) mods.push({ file, archive: true });
+      else if (/\.mjs$/.test(name)) throw new ModLoadError(file, 'an ES module (.mjs): svr loads CommonJS mods (.js, .cjs) and SVR.JS .tar.gz mods');
+      else ignored.push(name);
     } else if (stats.isDirectory()) {
       const entry = folderEntry(file);
       if (entry) mods.push({ file, entry });
+      else ignored.push(`${name}/`);
+    } else {
+      ignored.push(name);
     }
   }
-  return mods;
+  return { mods, ignored };
 }
 
 // A folder is a mod when it has a package.json with "main" or an index.js.
@@ -77,84 +98,168 @@ function folderEntry(dir) {
   return fs.existsSync(index) ? index : null;
 }
 
-// Forgets what an earlier load of this mod put in require's cache, so a reload in the same
-// process (the primary reading configValidators again, --single-threaded) sees the new code.
-function forget(mod) {
-  const folder = mod.file === mod.entry ? null : mod.file + path.sep;
-  for (const key of Object.keys(require.cache)) {
-    if (key === mod.entry || (folder && key.startsWith(folder))) delete require.cache[key];
+// Where this process unpacks legacy archives: SVR.JS's temp/.modloader_w<n>/, one per process,
+// removed when the process exits. Directories of processes that died without cleaning up are
+// removed by the next process that extracts.
+function extractionDirectory(stateDirectory) {
+  const temp = path.join(stateDirectory, 'temp');
+  const own = path.join(temp, `.modloader_w${process.pid}`);
+  if (!extractionDirectory.registered) {
+    extractionDirectory.registered = new Set();
+    process.once('exit', () => {
+      for (const dir of extractionDirectory.registered) fs.rmSync(dir, { recursive: true, force: true });
+    });
+  }
+  if (!extractionDirectory.registered.has(own)) {
+    fs.mkdirSync(temp, { recursive: true, mode: 0o700 });
+    removeStaleExtractions(temp);
+    extractionDirectory.registered.add(own);
+  }
+  return own;
+}
+
+function removeStaleExtractions(temp) {
+  for (const name of fs.readdirSync(temp)) {
+    const match = /^\.modloader_w(\d+)$/.exec(name);
+    if (!match || Number(match[1]) === process.pid) continue;
+    try {
+      process.kill(Number(match[1]), 0);
+    } catch (error) {
+      if (error.code === 'ESRCH') fs.rmSync(path.join(temp, name), { recursive: true, force: true });
+    }
   }
 }
 
-function requireMod(mod) {
-  forget(mod);
+// Forgets what an earlier load of this mod put in require's cache, so a reload in the same
+// process (--single-threaded) sees the new code.
+function forget(entry, folder) {
+  for (const key of Object.keys(require.cache)) {
+    if (key === entry || (folder && key.startsWith(folder + path.sep))) delete require.cache[key];
+  }
+}
+
+function unpack(mod, stateDirectory) {
+  if (!stateDirectory) throw new ModLoadError(mod.file, 'no state directory to extract the archive into');
+  const into = path.join(extractionDirectory(stateDirectory), path.basename(mod.file));
+  try {
+    extractModArchive(mod.file, into);
+  } catch (error) {
+    throw new ModLoadError(mod.file, error.message, error);
+  }
+  const entry = path.join(into, 'index.js');
+  if (!fs.existsSync(entry)) throw new ModLoadError(mod.file, 'the archive has no index.js at its top level');
+  return { entry, folder: into };
+}
+
+// mod.info of a legacy mod: { name, version }, or null with the reason.
+function readModInfo(folder) {
+  try {
+    const info = JSON.parse(fs.readFileSync(path.join(folder, 'mod.info'), 'utf8'));
+    if (info && typeof info.name === 'string' && info.name !== '') return { info };
+    return { info: null, reason: 'mod.info has no "name"' };
+  } catch (error) {
+    return { info: null, reason: error.code === 'ENOENT' ? 'no mod.info' : `mod.info: ${error.message}` };
+  }
+}
+
+function requireMod(mod, { stateDirectory } = {}) {
+  let entry = mod.entry;
+  let folder = mod.file === mod.entry ? null : mod.file;
+  if (mod.archive) ({ entry, folder } = unpack(mod, stateDirectory));
+  forget(entry, folder);
   let exported;
   try {
-    exported = require(mod.entry);
+    exported = require(entry);
   } catch (error) {
     throw new ModLoadError(mod.file, describeError(error), error);
+  }
+  if (isLegacyModConstructor(exported)) return legacyMod(mod, exported, folder);
+  if (mod.archive) {
+    throw new ModLoadError(mod.file, `index.js must export a constructor with prototype.callback (SVR.JS's legacy format), found ${describeValue(exported)}`);
   }
   if (typeof exported !== 'function') {
     throw new ModLoadError(mod.file, `it must export a function (req, res, logFacilities, config, next), found ${describeValue(exported)}`);
   }
-  const validators = exported.configValidators;
-  if (validators !== undefined && validators !== null) {
-    if (typeof validators !== 'object') throw new ModLoadError(mod.file, `configValidators must be an object, found ${describeValue(validators)}`);
-    for (const [key, validator] of Object.entries(validators)) {
-      if (typeof validator !== 'function') throw new ModLoadError(mod.file, `configValidators.${key} must be a function, found ${describeValue(validator)}`);
-    }
+  checkValidators(mod, exported.configValidators);
+  if (exported.proxy !== undefined && typeof exported.proxy !== 'function') {
+    throw new ModLoadError(mod.file, `proxy must be a function (req, socket, head, logFacilities, config, next), found ${describeValue(exported.proxy)}`);
   }
   const info = exported.modInfo;
-  const hasInfo = info && typeof info === 'object' && typeof info.name === 'string' && info.name !== '';
+  const hasInfo = Boolean(info && typeof info === 'object' && typeof info.name === 'string' && info.name !== '');
   const name = hasInfo ? info.name : path.basename(mod.file).replace(/\.c?js$/, '');
   const version = hasInfo && info.version !== undefined ? String(info.version) : 'unknown';
+  return describeMod(mod, exported, { name, version, hasInfo, legacy: false });
+}
+
+function legacyMod(mod, Mod, folder) {
+  const { info, reason } = readModInfo(folder || path.dirname(mod.file));
+  const name = info ? info.name : path.basename(mod.file).replace(ARCHIVE, '').replace(/\.c?js$/, '');
+  const version = info && info.version !== undefined ? String(info.version) : 'unknown';
+  let handler;
+  try {
+    handler = wrapLegacyMod(Mod, `${name}/${version}`);
+  } catch (error) {
+    throw new ModLoadError(mod.file, `new Mod() failed: ${describeError(error)}`, error);
+  }
+  return describeMod(mod, handler, { name, version, hasInfo: Boolean(info), infoProblem: reason, legacy: true });
+}
+
+function describeMod(mod, handler, { name, version, hasInfo, infoProblem, legacy }) {
+  const commands = handler.commands && typeof handler.commands === 'object' ? Object.keys(handler.commands) : [];
   return {
     file: mod.file,
-    handler: exported,
+    handler,
+    proxy: typeof handler.proxy === 'function' ? handler.proxy : null,
+    // 4.x: proxySafe true, or a proxy handler, lets absolute-form requests reach the handler;
+    // a legacy mod's callback gets them when it has a proxyCallback (as in SVR.JS).
+    proxySafe: handler.proxySafe === true || typeof handler.proxy === 'function',
     name,
     version,
     label: `${name}/${version}`,
     hasInfo,
-    configValidators: validators || {},
+    infoProblem,
+    legacy,
+    commands,
+    configValidators: (!legacy && handler.configValidators) || {},
   };
 }
 
-// Loads every mod of `dir` in name order. Throws a ModLoadError for the first one that fails.
-function loadMods(dir, options) {
-  return listMods(dir, options).map(requireMod);
-}
-
-// What the primary needs before it validates the config: the keys the mods declare.
-// Returns { validators, errors } (errors: strings naming the mod file).
-function collectConfigValidators(dir, options) {
-  const validators = {};
-  try {
-    for (const mod of loadMods(dir, options)) Object.assign(validators, mod.configValidators);
-  } catch (error) {
-    if (!(error instanceof ModLoadError)) throw error;
-    return { validators, errors: [error.message] };
+function checkValidators(mod, validators) {
+  if (validators === undefined || validators === null) return;
+  if (typeof validators !== 'object') throw new ModLoadError(mod.file, `configValidators must be an object, found ${describeValue(validators)}`);
+  for (const [key, validator] of Object.entries(validators)) {
+    if (typeof validator !== 'function') throw new ModLoadError(mod.file, `configValidators.${key} must be a function, found ${describeValue(validator)}`);
   }
-  return { validators, errors: [] };
 }
 
-// The primary validates the config before any worker exists, and the config names the mods
-// directory: read that one key from the raw file (loadConfig reports what is wrong with it).
-function modsDirectoryOfConfigFile(configFile) {
-  let raw;
-  try {
-    raw = JSON.parse(fs.readFileSync(configFile, 'utf8').replace(/^\uFEFF/, ''));
-  } catch {
-    return { dir: DEFAULT_MODS_DIRECTORY, required: false };
+// Loads every mod of `dir` in name order: { mods, ignored }. Throws a ModLoadError for the first
+// one that fails. options: { required, stateDirectory }.
+function loadMods(dir, options = {}) {
+  const { mods, ignored } = listMods(dir, options);
+  return { mods: mods.map((mod) => requireMod(mod, options)), ignored };
+}
+
+// Documentation kept beside the mods (svr ships mods/README.md): named in an info line only.
+const DOCUMENTATION = /^(readme|license|licence|changelog)([.-].*)?$|\.(md|txt)$/i;
+
+// The lines to log about what was loaded: { infos, warnings }. Every ignored entry is named:
+// documentation in an info line, anything else in a warning; also mods without name/version and
+// console commands svr cannot offer.
+function loadReport(dir, { mods, ignored }) {
+  const infos = [];
+  const warnings = [];
+  const docs = ignored.filter((name) => DOCUMENTATION.test(name));
+  const others = ignored.filter((name) => !DOCUMENTATION.test(name));
+  if (docs.length) infos.push(`${dir}: ${docs.join(', ')}: documentation, not mods`);
+  if (others.length) {
+    warnings.push(`${dir}: ignored ${others.join(', ')} (not a mod: mods are *.js, *.cjs, *.tar.gz files and folders with index.js or package.json "main")`);
   }
-  const value = raw && typeof raw === 'object' ? raw.modsDirectory : undefined;
-  if (typeof value !== 'string' || value === '') return { dir: DEFAULT_MODS_DIRECTORY, required: false };
-  return { dir: path.resolve(path.dirname(configFile), value), required: true };
-}
-
-// { validators, errors } for the config file's mods directory.
-function readModValidators(configFile) {
-  const { dir, required } = modsDirectoryOfConfigFile(configFile);
-  return collectConfigValidators(dir, { required });
+  for (const mod of mods) {
+    if (mod.legacy && !mod.hasInfo) warnings.push(`${mod.file}: ${mod.infoProblem}; calling it ${mod.label}`);
+    else if (!mod.hasInfo) warnings.push(`${mod.file}: exports no modInfo {name, version}; calling it ${mod.label}`);
+    if (mod.commands.length) warnings.push(`${mod.file}: console commands ${mod.commands.join(', ')} are not available (svr has no console)`);
+  }
+  return { infos, warnings };
 }
 
 function describeError(error) {
@@ -175,6 +280,6 @@ function describeValue(value) {
 }
 
 module.exports = {
-  loadMods, readModValidators, modsDirectory, describeError,
-  ModLoadError,
+  loadMods, loadReport, modsDirectory, describeError,
+  ModLoadError, DEFAULT_MODS_DIRECTORY,
 };

@@ -1,23 +1,29 @@
 'use strict';
-// parsePostData for server-side scripts: reads the request body (at most maxPostDataSize bytes,
-// else 413) and parses it by Content-Type, without a dependency:
+// parsePostData for server-side scripts and legacy mods: reads a POST body and parses it by
+// Content-Type, with formidable's result shapes (SVR.JS used formidable):
+//   multipart/form-data                -> streamed with busboy (mscdex's parser, used by multer:
+//                                         RFC 7578 edge cases our own would miss): fields in memory,
+//                                         files written to the temporary directory as they arrive, as
+//                                         { filepath, newFilename, originalFilename, mimetype, size },
+//                                         deleted when the response closes. The whole body may be up
+//                                         to maxPostDataSize (200 MiB by default: formidable's order
+//                                         of magnitude); no raw body (3rd argument undefined)
 //   application/x-www-form-urlencoded  -> fields (querystring.parse: repeated names give arrays)
 //   application/json, *+json           -> fields = the parsed object
-//   multipart/form-data                -> fields, and files written to the temporary directory as
-//                                         { filepath, newFilename, originalFilename, mimetype, size }
-//                                         (formidable's names), deleted when the response closes
 //   anything else                      -> empty fields and files; the raw body is the 3rd argument
-// The whole body is buffered (it is bounded by the limit), which keeps the parser small.
-// SVR.JS used formidable; its options argument is accepted for compatibility and ignored.
+// Bodies other than multipart are held in memory: at most min(maxPostDataSize, 20 MiB), as
+// formidable's 20 MB limit for fields. Over a limit: 413; malformed: 400; another method: 405.
+// SVR.JS's formidable options argument is accepted for compatibility and ignored.
 
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const querystring = require('node:querystring');
+const busboy = require('busboy');
 const { mediaType } = require('../../http/headers');
 
-const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+const MAX_BUFFERED_BYTES = 20 * 1024 * 1024;
 
 class BodyError extends Error {
   constructor(status, message) {
@@ -44,7 +50,7 @@ function readBody(req, limit, callback) {
     if (done) return;
     size += chunk.length;
     if (size > limit) {
-      finish(new BodyError(413, `the body is larger than maxPostDataSize (${limit})`));
+      finish(new BodyError(413, `the body is larger than the ${limit} bytes allowed`));
       return;
     }
     chunks.push(chunk);
@@ -54,14 +60,8 @@ function readBody(req, limit, callback) {
   req.on('error', (error) => finish(new BodyError(400, `cannot read the body: ${error.message}`)));
 }
 
-function contentTypeParam(contentType, name) {
-  const re = new RegExp(`;\\s*${name}\\s*=\\s*(?:"([^"]*)"|([^;\\s]*))`, 'i');
-  const match = re.exec(String(contentType || ''));
-  return match ? (match[1] ?? match[2]) : undefined;
-}
-
 // Returns { fields, files, tempFiles } or throws BodyError(400).
-function parseBody(body, contentType, tempDir) {
+function parseBody(body, contentType) {
   const type = mediaType(contentType);
   if (type === 'application/x-www-form-urlencoded') {
     return { fields: { ...querystring.parse(body.toString('utf8')) }, files: {}, tempFiles: [] };
@@ -76,11 +76,6 @@ function parseBody(body, contentType, tempDir) {
     const fields = value && typeof value === 'object' && !Array.isArray(value) ? value : {};
     return { fields, files: {}, tempFiles: [] };
   }
-  if (type === 'multipart/form-data') {
-    const boundary = contentTypeParam(contentType, 'boundary');
-    if (!boundary) throw new BodyError(400, 'multipart/form-data without a boundary');
-    return parseMultipart(body, boundary, tempDir);
-  }
   return { fields: {}, files: {}, tempFiles: [] };
 }
 
@@ -90,60 +85,72 @@ function addValue(object, name, value) {
   else object[name] = [object[name], value];
 }
 
-// RFC 7578 on a buffered body: parts between "--boundary" lines, each with headers.
-function parseMultipart(body, boundary, tempDir) {
+// multipart/form-data, streamed: callback(error, { fields, files, tempFiles }).
+function parseMultipart(req, limit, tempDir, callback) {
+  let parser;
+  try {
+    parser = busboy({ headers: req.headers, limits: { fieldSize: MAX_BUFFERED_BYTES, fields: 10000, parts: 10000 } });
+  } catch (error) {
+    return callback(new BodyError(400, `malformed multipart/form-data: ${error.message}`));
+  }
   const fields = {};
   const files = {};
   const tempFiles = [];
-  const delimiter = Buffer.from(`--${boundary}`);
-  let position = body.indexOf(delimiter);
-  if (position === -1) throw new BodyError(400, 'multipart body without its boundary');
-  try {
-    for (;;) {
-      position += delimiter.length;
-      if (body[position] === 0x2d && body[position + 1] === 0x2d) break; // "--": the end
-      const headerStart = body.indexOf('\r\n', position) + 2;
-      const headerEnd = body.indexOf('\r\n\r\n', headerStart);
-      if (headerStart < 2 || headerEnd === -1) throw new BodyError(400, 'malformed multipart part');
-      const next = body.indexOf(Buffer.concat([Buffer.from('\r\n'), delimiter]), headerEnd);
-      if (next === -1) throw new BodyError(400, 'multipart body ends without its closing boundary');
-      const headers = parsePartHeaders(body.toString('utf8', headerStart, headerEnd));
-      const content = body.subarray(headerEnd + 4, next);
-      const disposition = headers['content-disposition'] || '';
-      const name = contentTypeParam(`x; ${disposition.replace(/^[^;]*;?/, '')}`, 'name');
-      if (name === undefined) throw new BodyError(400, 'multipart part without a name');
-      const filename = contentTypeParam(`x; ${disposition.replace(/^[^;]*;?/, '')}`, 'filename');
-      if (filename === undefined) {
-        addValue(fields, name, content.toString('utf8'));
-      } else {
-        const newFilename = `svr-upload-${crypto.randomBytes(12).toString('hex')}`;
-        const filepath = path.join(tempDir, newFilename);
-        fs.writeFileSync(filepath, content, { mode: 0o600 });
-        tempFiles.push(filepath);
-        addValue(files, name, {
-          filepath,
-          newFilename,
-          originalFilename: path.basename(filename.replace(/\\/g, '/')),
-          mimetype: headers['content-type'] || 'application/octet-stream',
-          size: content.length,
-        });
-      }
-      position = next + 2;
-    }
-  } catch (error) {
+  const writes = [];
+  let total = 0;
+  let failed = false;
+  const fail = (error) => {
+    if (failed) return;
+    failed = true;
+    req.unpipe(parser);
+    req.resume();
     removeFiles(tempFiles);
-    throw error;
-  }
-  return { fields, files, tempFiles };
-}
-
-function parsePartHeaders(text) {
-  const headers = {};
-  for (const line of text.split('\r\n')) {
-    const colon = line.indexOf(':');
-    if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
-  }
-  return headers;
+    callback(error);
+  };
+  const count = (bytes) => {
+    total += bytes;
+    if (total > limit) fail(new BodyError(413, `the body is larger than maxPostDataSize (${limit})`));
+  };
+  parser.on('field', (name, value, info) => {
+    if (info.valueTruncated) return fail(new BodyError(413, `the field "${name}" is larger than ${MAX_BUFFERED_BYTES} bytes`));
+    count(Buffer.byteLength(value));
+    addValue(fields, name, value);
+    return undefined;
+  });
+  parser.on('file', (name, stream, info) => {
+    if (failed) return stream.resume();
+    const newFilename = `svr-upload-${crypto.randomBytes(12).toString('hex')}`;
+    const filepath = path.join(tempDir, newFilename);
+    tempFiles.push(filepath);
+    const file = {
+      filepath,
+      newFilename,
+      originalFilename: path.basename(String(info.filename || '').replace(/\\/g, '/')),
+      mimetype: info.mimeType || 'application/octet-stream',
+      size: 0,
+    };
+    addValue(files, name, file);
+    const out = fs.createWriteStream(filepath, { mode: 0o600 });
+    writes.push(new Promise((resolve) => out.once('close', resolve)));
+    out.on('error', (error) => fail(error)); // a full disk, say: the server's fault (500)
+    stream.on('data', (chunk) => {
+      file.size += chunk.length;
+      count(chunk.length);
+      if (failed) out.destroy();
+    });
+    stream.pipe(out);
+    return undefined;
+  });
+  parser.on('error', (error) => fail(new BodyError(400, `malformed multipart/form-data: ${error.message}`)));
+  parser.on('close', () => {
+    if (failed) return;
+    Promise.all(writes).then(() => {
+      if (!failed) callback(null, { fields, files, tempFiles });
+    });
+  });
+  req.on('aborted', () => fail(new BodyError(400, 'the client aborted the request')));
+  req.pipe(parser);
+  return undefined;
 }
 
 function removeFiles(files) {
@@ -156,28 +163,21 @@ function createParsePostData(req, res, { limit, fail, tempDir = os.tmpdir() }) {
   return function parsePostData(options, callback) {
     if (typeof options === 'function' && callback === undefined) callback = options;
     if (typeof callback !== 'function') throw new TypeError('parsePostData needs a callback(fields, files)');
-    if (!BODY_METHODS.has(req.method)) {
-      fail(405, undefined, { Allow: 'POST, PUT, PATCH' });
+    if (req.method !== 'POST') { // as SVR.JS: parsePostData is for POST
+      fail(405, undefined, { Allow: 'POST' });
       return;
     }
-    readBody(req, limit, (error, body) => {
+    const answer = (error, parsed, body) => {
       if (error) {
         if (error.status === 413) {
           // Tell the client to stop sending, and read (and drop) what is still on its way.
           res.setHeader('Connection', 'close');
           req.resume();
         }
-        fail(error.status, undefined);
-        return;
-      }
-      let parsed;
-      try {
-        parsed = parseBody(body, req.headers['content-type'], tempDir);
-      } catch (parseError) {
         // A malformed body is the client's fault (400); anything else (a full disk while saving
         // an upload, say) is ours: a 500 for this request, not an uncaught exception.
-        if (parseError instanceof BodyError) fail(parseError.status, undefined);
-        else fail(500, parseError);
+        if (error instanceof BodyError) fail(error.status, undefined);
+        else fail(500, error);
         return;
       }
       if (parsed.tempFiles.length > 0) res.once('close', () => removeFiles(parsed.tempFiles));
@@ -186,8 +186,26 @@ function createParsePostData(req, res, { limit, fail, tempDir = os.tmpdir() }) {
       } catch (callbackError) {
         fail(500, callbackError);
       }
+    };
+    const declared = req.headers['content-length'];
+    if (declared !== undefined && Number(declared) > limit) {
+      return answer(new BodyError(413, `the body (${declared} bytes) is larger than maxPostDataSize (${limit})`));
+    }
+    if (mediaType(req.headers['content-type']) === 'multipart/form-data') {
+      return parseMultipart(req, limit, tempDir, answer);
+    }
+    readBody(req, Math.min(limit, MAX_BUFFERED_BYTES), (error, body) => {
+      if (error) return answer(error);
+      let parsed;
+      try {
+        parsed = parseBody(body, req.headers['content-type']);
+      } catch (parseError) {
+        return answer(parseError);
+      }
+      return answer(null, parsed, body);
     });
+    return undefined;
   };
 }
 
-module.exports = { createParsePostData, readBody, parseBody, BodyError, BODY_METHODS };
+module.exports = { createParsePostData, readBody, parseBody, BodyError };

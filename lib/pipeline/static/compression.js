@@ -1,5 +1,5 @@
 'use strict';
-// Content coding for static files (issue 7): which responses may be compressed, which coding a
+// Content coding for static files: which responses may be compressed, which coding a
 // client accepts, and the compressors. No HTTP plumbing here; respond.js applies it.
 //
 //   createCompression(config) -> null when enableCompression is false, else {
@@ -12,8 +12,8 @@
 // Everything configurable is compiled here, once per worker.
 
 const { compileRegexString } = require('../../config/regex-string');
-const { mediaType } = require('../../http/headers');
 const zlib = require('zlib');
+const { mediaType } = require('../../http/headers');
 
 // Below this many bytes compression saves too little to pay for its headers and CPU (Caddy: 512).
 const MIN_SIZE = 512;
@@ -40,6 +40,7 @@ const COMPRESSIBLE_TYPES = new Set([
   'image/x-ms-bmp',
 ]);
 const NEVER = /^(?:image|audio|video)\/|^application\/(?:zip|gzip|x-gzip|x-bzip2?|x-xz|zstd|x-7z-compressed|x-rar-compressed|vnd\.rar|octet-stream|pdf)$|^font\/woff2?$/;
+
 
 function isCompressibleType(contentType) {
   const type = mediaType(contentType);

@@ -1,5 +1,5 @@
 'use strict';
-// What a worker remembers about hot static files (issue 7), and never wrongly.
+// What a worker remembers about hot static files, and never wrongly.
 //
 //   new FileCache({ maxBytes, maxFileSize, settleMs, now })
 //   cache.entry(real, stats) -> the entry for exactly this version of the file (a fresh one if the

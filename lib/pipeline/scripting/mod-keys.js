@@ -1,0 +1,76 @@
+'use strict';
+// The config keys the mods declare (configValidators), read WITHOUT loading any mod in the
+// calling process: the primary must never run user code (a mod whose load-time timer throws
+// would kill it, and one that allocates at load would grow it at every reload).
+//
+//   readModKeys(configFile, { timeoutMs }) -> { validators, errors, warnings, infos }
+//
+// A short-lived child process (mod-keys-child.js) loads the mods, runs each declared key's
+// validator on that key's value in the raw config file, and reports, on file descriptor 3,
+// { keys: { key: { valid } | { error } }, errors, warnings, infos }. validators are stand-ins
+// returning the child's verdicts, for loadConfig's extraValidators. A child that does not answer
+// within timeoutMs (modsLoadTimeout, default 10 s), crashes, or exits without a report gives an
+// error naming the mods directory; whatever the mod printed on stderr is quoted (last lines).
+
+const { spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const CHILD = path.join(__dirname, 'mod-keys-child.js');
+const DEFAULT_TIMEOUT_MS = 10000;
+const STDERR_LINES = 5;
+
+// modsLoadTimeout from the raw file (the schema check reports a bad value; the default is used
+// meanwhile).
+function timeoutOfConfigFile(configFile) {
+  try {
+    const raw = JSON.parse(fs.readFileSync(configFile, 'utf8').replace(/^\uFEFF/, ''));
+    const value = raw && raw.modsLoadTimeout;
+    if (Number.isInteger(value) && value > 0) return value;
+  } catch { /* loadConfig reports it */ }
+  return DEFAULT_TIMEOUT_MS;
+}
+
+function readModKeys(configFile, { timeoutMs = timeoutOfConfigFile(configFile), env = process.env } = {}) {
+  const result = spawnSync(process.execPath, [CHILD, configFile], {
+    stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
+    timeout: timeoutMs,
+    killSignal: 'SIGKILL',
+    maxBuffer: 16 * 1024 * 1024,
+    env,
+  });
+  const stderr = result.output && result.output[2] ? result.output[2].toString('utf8') : '';
+  const reportText = result.output && result.output[3] ? result.output[3].toString('utf8') : '';
+  const tail = lastLines(stderr);
+  if (result.error && result.error.code === 'ETIMEDOUT') {
+    return failure(`loading the mods to read their configValidators took longer than ${timeoutMs} ms (modsLoadTimeout); a mod hangs while loading${tail}`);
+  }
+  let report = null;
+  try {
+    report = reportText ? JSON.parse(reportText) : null;
+  } catch { /* below */ }
+  if (!report) {
+    const how = result.signal ? `was killed by ${result.signal}` : `exited with code ${result.status}`;
+    return failure(`the process loading the mods ${how} before reporting their configValidators${tail}`);
+  }
+  const validators = {};
+  for (const [key, verdict] of Object.entries(report.keys || {})) {
+    validators[key] = () => {
+      if (verdict.error !== undefined) throw new Error(verdict.error);
+      return verdict.valid;
+    };
+  }
+  return { validators, errors: report.errors || [], warnings: report.warnings || [], infos: report.infos || [] };
+}
+
+function failure(message) {
+  return { validators: {}, errors: [message], warnings: [], infos: [] };
+}
+
+function lastLines(text) {
+  const lines = text.split('\n').map((line) => line.trimEnd()).filter(Boolean);
+  if (lines.length === 0) return '';
+  return `; its stderr ends with:\n    ${lines.slice(-STDERR_LINES).join('\n    ')}`;
+}
+
+module.exports = { readModKeys };
