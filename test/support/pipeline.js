@@ -14,6 +14,8 @@
 // mods: { 'name.js': source } written into a mods directory the config points at.
 // env: environment variables the pipeline reads when it is built (SVR_FILE_CACHE_SETTLE_MS), set
 // only while it is built.
+// plainPortOfHttps: serve what the plain port of an HTTPS site serves (the redirect stage list)
+// instead of the site.
 // The config goes through the same reading as a real start (process/primary.js readConfig: the
 // mods' configValidators, the schema and its defaults, paths); a config a real start refuses
 // rejects with its messages. Stage code that throws outside a request (a timer in a script)
@@ -66,7 +68,7 @@ function listen(server, port) {
   });
 }
 
-async function startPipeline({ config = {}, files = {}, mods = null, disableMods = false, env = {} } = {}) {
+async function startPipeline({ config = {}, files = {}, mods = null, disableMods = false, env = {}, plainPortOfHttps = false } = {}) {
   const dir = makeTempDir('svr-pipeline-');
   const root = path.join(dir, 'web');
   fs.mkdirSync(root);
@@ -90,9 +92,10 @@ async function startPipeline({ config = {}, files = {}, mods = null, disableMods
     const pipeline = withEnv(env, () => createPipeline(complete, { log: collectingLog(stderr), configFile, disableMods }));
     const logRequest = createAccessLog(complete, { write: (line) => stdout.add(line) });
     // What a worker's onRequest does for a plain HTTP listener, minus the socket bookkeeping.
+    const handle = plainPortOfHttps ? pipeline.httpsRedirect : pipeline.handle;
     server.on('request', (req, res) => {
       if (logRequest) logRequest(req, res);
-      pipeline.handle(req, res);
+      handle(req, res);
     });
     return {
       url: `http://127.0.0.1:${port}`, port, root, dir, configFile, pipeline, config: complete,
