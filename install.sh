@@ -5,7 +5,7 @@ set -eu
 
 usage() {
   cat <<'EOF'
-Usage: sudo ./install.sh [--no-start] [--destdir DIR]
+Usage: sudo ./install.sh [--no-start] [--destdir DIR] [--node PATH]
 
 Installs svr from this checkout:
   /usr/lib/svr                        the server (root-owned) with its production dependencies
@@ -24,21 +24,26 @@ Options:
   --no-start        install and enable, but do not start or restart the service
   --destdir DIR     stage the files under DIR (also: DESTDIR=DIR), for packaging; no user is
                     created, nothing is started and ownership is left to the packager
+  --node PATH       the Node.js the command and the unit run (default: node on PATH);
+                    for packaging, e.g. --node /usr/bin/node
   -h, --help        this help
 
-Uninstall: scripts/uninstall.sh (or /usr/lib/svr/scripts/uninstall.sh); it keeps the config,
-site and state unless given --purge.
+Uninstall: scripts/uninstall.sh (or /usr/lib/svr/scripts/uninstall.sh); it keeps the config
+and state unless given --purge, and the site unless given --remove-site.
 EOF
 }
 
 NO_START=0
 DESTDIR=${DESTDIR:-}
+RUN_NODE=
 while [ $# -gt 0 ]; do
   case "$1" in
     -h|--help) usage; exit 0 ;;
     --no-start) NO_START=1 ;;
     --destdir) [ $# -ge 2 ] || { echo "install.sh: --destdir needs a directory" >&2; exit 2; }; DESTDIR=$2; shift ;;
     --destdir=*) DESTDIR=${1#--destdir=} ;;
+    --node) [ $# -ge 2 ] || { echo "install.sh: --node needs a path" >&2; exit 2; }; RUN_NODE=$2; shift ;;
+    --node=*) RUN_NODE=${1#--node=} ;;
     *) echo "install.sh: unknown option: $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -73,21 +78,24 @@ say "Installing svr from $SRC${DESTDIR:+ into $DESTDIR}"
 
 node_major() { "$1" -e 'process.stdout.write(process.versions.node.split(".")[0])' 2>/dev/null || echo 0; }
 NODE=$(command -v node 2>/dev/null || true)
-if [ -z "$NODE" ] || [ "$(node_major "$NODE")" -lt 18 ]; then
+if [ -z "$NODE" ] || [ "$(node_major "$NODE")" -lt 20 ]; then
   found=${NODE:+$("$NODE" --version 2>/dev/null)}
   if [ -f /etc/debian_version ] && command -v apt-get >/dev/null 2>&1 && [ -z "$DESTDIR" ]; then
-    say "Node.js >= 18 is needed (found: ${found:-none}); installing Debian's nodejs"
+    say "Node.js >= 20 is needed (found: ${found:-none}); installing Debian's nodejs"
     export DEBIAN_FRONTEND=noninteractive
     apt-get install -y -q nodejs || { apt-get update -q || true; apt-get install -y -q nodejs; } ||
       die "apt-get could not install nodejs"
     did "installed nodejs with apt-get"
     NODE=$(command -v node 2>/dev/null || true)
   fi
-  if [ -z "$NODE" ] || [ "$(node_major "$NODE")" -lt 18 ]; then
-    die "Node.js >= 18 is needed (found: ${found:-none}). Install it from your distribution's packages or https://nodejs.org, then run this again."
+  if [ -z "$NODE" ] || [ "$(node_major "$NODE")" -lt 20 ]; then
+    die "Node.js >= 20 is needed (found: ${found:-none}). Install it from your distribution's packages or https://nodejs.org, then run this again."
   fi
 fi
 say "Using Node.js $("$NODE" --version) at $NODE"
+# The node the installed command and unit run; install.sh itself uses $NODE.
+RUN_NODE=${RUN_NODE:-$NODE}
+case "$RUN_NODE" in /*) ;; *) die "--node needs an absolute path: $RUN_NODE" ;; esac
 
 # --- the code, in a new tree swapped in at the end ---------------------------------------------
 mkdir -p "$DESTDIR/usr/lib" "$DESTDIR/usr/bin" "$DESTDIR/usr/lib/systemd/system" "$DESTDIR/etc" "$DESTDIR/var/www" "$DESTDIR/var/lib"
@@ -105,11 +113,11 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
 cp "$SRC/svr.js" "$SRC/package.json" "$NEW/"
-for f in package-lock.json README.md LICENSE; do [ ! -f "$SRC/$f" ] || cp "$SRC/$f" "$NEW/"; done
+for f in package-lock.json README.md LICENSE CHANGELOG.md; do [ ! -f "$SRC/$f" ] || cp "$SRC/$f" "$NEW/"; done
 for d in lib config web docs; do [ ! -d "$SRC/$d" ] || cp -R "$SRC/$d" "$NEW/$d"; done
 mkdir -p "$NEW/mods" "$NEW/scripts"
 [ ! -f "$SRC/mods/README.md" ] || cp "$SRC/mods/README.md" "$NEW/mods/"
-cp "$SRC/scripts/uninstall.sh" "$NEW/scripts/"
+cp "$SRC/scripts/uninstall.sh" "$SRC/scripts/setup-system.sh" "$NEW/scripts/"
 
 # Production dependencies: the checkout's node_modules when it holds every one the lockfile
 # names (at the locked version), else npm ci --omit=dev.
@@ -178,7 +186,7 @@ fi
 # Root-owned, world-readable, writable by root only.
 if [ -z "$DESTDIR" ]; then chown -R root:root "$NEW"; fi
 chmod -R u=rwX,go=rX "$NEW"
-chmod 755 "$NEW/svr.js" "$NEW/scripts/uninstall.sh"
+chmod 755 "$NEW/svr.js" "$NEW/scripts/uninstall.sh" "$NEW/scripts/setup-system.sh"
 
 # Was the service running before we touch it? Only then is it restarted.
 SYSTEMD=0
@@ -203,36 +211,24 @@ else
 fi
 chmod 755 "$DESTDIR$LIBDIR"
 
-# --- user and group ----------------------------------------------------------------------------
-if [ -z "$DESTDIR" ]; then
-  if ! getent group "$ACCOUNT" >/dev/null; then
-    groupadd --system "$ACCOUNT"
-    did "created system group $ACCOUNT"
-  fi
-  if ! getent passwd "$ACCOUNT" >/dev/null; then
-    NOLOGIN=/usr/sbin/nologin
-    [ -x "$NOLOGIN" ] || NOLOGIN=/sbin/nologin
-    [ -x "$NOLOGIN" ] || NOLOGIN=/bin/false
-    useradd --system --gid "$ACCOUNT" --no-create-home --home-dir /nonexistent \
-      --shell "$NOLOGIN" --comment "svr web server" "$ACCOUNT"
-    did "created system user $ACCOUNT (shell $NOLOGIN, no home)"
-  fi
-fi
+# --- user and group (the same step as the Debian package's postinst) ---------------------------
+SETUP="$SRC/scripts/setup-system.sh"
+DESTDIR=$DESTDIR sh "$SETUP" account
 
 # --- the command and the unit --------------------------------------------------------------------
 cat > "$DESTDIR$BIN.tmp" <<EOF
 #!/bin/sh
 # svr command (installed by install.sh): the server in $LIBDIR, with $CONFIG unless --config is given.
 for a in "\$@"; do
-  case "\$a" in --config|--config=*) exec "$NODE" "$LIBDIR/svr.js" "\$@" ;; esac
+  case "\$a" in --config|--config=*) exec "$RUN_NODE" "$LIBDIR/svr.js" "\$@" ;; esac
 done
-exec "$NODE" "$LIBDIR/svr.js" --config "$CONFIG" "\$@"
+exec "$RUN_NODE" "$LIBDIR/svr.js" --config "$CONFIG" "\$@"
 EOF
 chmod 755 "$DESTDIR$BIN.tmp"
 mv "$DESTDIR$BIN.tmp" "$DESTDIR$BIN"
 did "command $BIN"
 
-sed -e "s|/usr/bin/node |$NODE |g" "$SRC/systemd/svr.service" > "$DESTDIR$UNIT.tmp"
+sed -e "s|/usr/bin/node |$RUN_NODE |g" "$SRC/systemd/svr.service" > "$DESTDIR$UNIT.tmp"
 chmod 644 "$DESTDIR$UNIT.tmp"
 mv "$DESTDIR$UNIT.tmp" "$DESTDIR$UNIT"
 did "unit $UNIT"
@@ -255,20 +251,8 @@ else
   did "kept $CONFIG"
 fi
 
-mkdir -p "$DESTDIR$SITE"
-if [ -z "$(ls -A "$DESTDIR$SITE")" ]; then
-  cp -R "$SRC/web/." "$DESTDIR$SITE/"
-  if [ -z "$DESTDIR" ]; then chown -R root:root "$DESTDIR$SITE"; fi
-  chmod -R u=rwX,go=rX "$DESTDIR$SITE"
-  did "default site in $SITE"
-else
-  did "kept the site in $SITE"
-fi
-
-mkdir -p "$DESTDIR$STATE"
-if [ -z "$DESTDIR" ]; then chown "$ACCOUNT:$ACCOUNT" "$STATE"; fi
-chmod 750 "$DESTDIR$STATE"
-did "state directory $STATE"
+DESTDIR=$DESTDIR sh "$SETUP" site "$SRC/web"
+DESTDIR=$DESTDIR sh "$SETUP" state
 
 # --- the service ---------------------------------------------------------------------------------
 CHECK_OK=1
@@ -310,6 +294,6 @@ step "svr --check" "validate the config"
 step "systemctl restart svr" "apply it (or: systemctl reload svr, a rolling reload)"
 step "$SITE/" "your site; a serverSideScript.js there runs for every request"
 step "journalctl -u svr -f" "access log and diagnostics"
-step "$LIBDIR/scripts/uninstall.sh" "remove (keeps config, site and state unless --purge)"
+step "$LIBDIR/scripts/uninstall.sh" "remove (keeps config and state unless --purge, the site unless --remove-site)"
 case "$STATUS" in *FAILED*) exit 1 ;; esac
 exit 0

@@ -34,7 +34,8 @@ function main() {
 // The same validation a start does (mods' config keys included), without generating anything.
 function check(options) {
   const { readConfig } = require('./lib/process/primary');
-  const { errors } = readConfig(options, { checkOnly: true });
+  const { errors, warnings = [] } = readConfig(options, { checkOnly: true });
+  for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
   if (errors.length === 0) {
     console.log(`${options.configFile}: ok`);
     return;

@@ -71,7 +71,10 @@ function bodyBytes(req, res) {
 
 // An IPv4 client on a dual-stack socket shows as ::ffff:1.2.3.4; log it as 1.2.3.4.
 function clientAddress(req) {
-  const address = req.socket?.remoteAddress;
+  return shownAddress(req.socket?.remoteAddress);
+}
+
+function shownAddress(address) {
   if (!address) return '-';
   return address.startsWith('::ffff:') ? address.slice(7) : address;
 }
@@ -110,7 +113,11 @@ function createAccessLog(config, { write = append } = {}) {
     const startedAt = process.hrtime.bigint();
     // Read now: by 'close' an HTTP/2 stream (and a destroyed socket) no longer knows its peer.
     const remote = clientAddress(req);
-    res.once('close', () => write(format(describe(req, res, startedAt, remote), Date.now())));
+    // Behind a proxy, the client address the pipeline resolved (enableIPSpoofing, trustedProxies).
+    res.once('close', () => {
+      const client = req.svr?.clientAddress === undefined ? remote : shownAddress(req.svr.clientAddress);
+      write(format(describe(req, res, startedAt, client), Date.now()));
+    });
   };
 }
 

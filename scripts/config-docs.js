@@ -23,21 +23,31 @@ const END = '<!-- keys:end -->';
 const GROUPS = [
   ['Listening, processes, logging', ['port', 'wwwroot', 'workers', 'enableLogging', 'logFormat',
     'shutdownTimeout', 'keepAliveTimeout', 'headersTimeout', 'requestTimeout', '$schema']],
-  ['Requests and URLs', ['rewriteMap', 'rewriteDirtyURLs', 'disableTrailingSlashRedirects',
+  ['Requests and URLs', ['rewriteMap', 'rewriteDirtyURLs', 'allowDoubleSlashes', 'disableTrailingSlashRedirects',
     'maxURLLength', 'maxHeaderSize']],
-  ['Static files', ['enableDirectoryListing', 'allowDotfiles', 'followSymlinks', 'enableETag']],
+  ['Static files', ['enableDirectoryListing', 'allowDotfiles', 'followSymlinks', 'enableETag',
+    'enableDirectoryListingWithDefaultHead', 'enableIncludingHeadAndFootInHTML']],
   ['Responses and error pages', ['customHeaders', 'exposeServerVersion', 'errorPages', 'page404',
     'exposeModsInErrorPages', 'stackHidden', 'serverAdministratorEmail']],
   ['Server-side JavaScript and mods', ['useWebRootServerSideScript', 'modsDirectory',
-    'maxPostDataSize', 'users']],
+    'maxPostDataSize', 'users', 'environmentVariables']],
   ['HTTPS and HTTP/2', ['secure', 'sport', 'spubport', 'pubport', 'cert', 'key', 'sni', 'enableHTTP2',
     'disableNonEncryptedServer', 'disableToHTTPSRedirect', 'domain', 'tlsMinVersion', 'tlsMaxVersion',
-    'cipherSuite', 'hstsMaxAge', 'stateDirectory']],
+    'cipherSuite', 'ecdhCurve', 'signatureAlgorithms', 'useClientCertificate', 'rejectUnauthorizedClientCertificates',
+    'http2Settings', 'hstsMaxAge', 'stateDirectory']],
   ['Compression and the file cache', ['enableCompression', 'dontCompress', 'fileCacheMaxBytes',
     'fileCacheMaxFileSize']],
   // Keys of the reverse proxy and monitoring work; a name the schema does not have is skipped.
   ['Reverse proxy and monitoring', ['proxy', 'trustedProxies', 'acceptProxyProtocol', 'health',
     'metrics']],
+  ['Access rules and client addresses', ['nonStandardCodes', 'blacklist', 'enableIPSpoofing',
+    'disableServerSideScriptExpose', 'allowStatus']],
+  ['Virtual hosts', ['wwwrootVHost', 'customHeadersVHost', 'enableDirectoryListingVHost', 'wwwredirect',
+    'wwwrootPostfixesVHost', 'wwwrootPostfixPrefixesVHost', 'allowPostfixDoubleSlashes']],
+  // SVR.JS keys svr accepts so an SVR.JS config.json starts (docs/svrjs-migration.md).
+  ['Accepted from SVR.JS configs without effect', ['domian', 'timestamp', 'version', 'optOutOfStatisticsServer',
+    'disableConfigurationSaving', 'disableUnusedWorkerTermination', 'enableRemoteLogBrowsing',
+    'enableOCSPStapling']],
 ];
 
 // A default longer than this is shown below the tables instead of in its cell.

@@ -1,21 +1,21 @@
 #!/bin/sh
-# Guest root for test/service.test.js: a Debian bookworm minbase with systemd and Node.js (Debian's
-# nodejs is 18.x), booted with systemd-nspawn.
+# Guest root for test/service.test.js: a Debian trixie (13, the current stable release) minbase with
+# systemd and Debian's Node.js (nodejs 20.x in trixie), booted with systemd-nspawn.
 #
 #   scripts/test-guest.sh tools        install systemd-container and debootstrap when missing
 #   scripts/test-guest.sh root DIR     fill the empty directory DIR with the guest root
 #
-# The root is built once with debootstrap (about a minute, ~370 MB) and cached as a tarball in
+# The root is built once with debootstrap (about a minute, ~280 MB) and cached as a tarball in
 # $SVR_TEST_CACHE (default /var/cache/svr-test); later runs unpack the tarball (a few seconds).
 # Delete the cache directory to rebuild. $SVR_TEST_MIRROR overrides the Debian mirror (default: the
 # one apt uses on this machine).
 set -eu
 
 CACHE=${SVR_TEST_CACHE:-/var/cache/svr-test}
-SUITE=bookworm
+SUITE=trixie
 PACKAGES=systemd,systemd-sysv,dbus,curl,sudo,ca-certificates,nodejs
 # Bump when the way the root is prepared changes, so an old cache is not reused.
-RECIPE=1
+RECIPE=2
 
 log() { printf 'test-guest: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }

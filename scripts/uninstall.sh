@@ -4,25 +4,29 @@ set -eu
 
 usage() {
   cat <<'EOF'
-Usage: sudo scripts/uninstall.sh [--purge]
+Usage: sudo scripts/uninstall.sh [--purge] [--remove-site]
 
 Stops and disables svr.service and removes the unit, /usr/lib/svr and /usr/bin/svr.
-Keeps /etc/svr-config.json, the site /var/www/svr, the state /var/lib/svr and the user svr,
-unless --purge is given, which removes those too.
+Keeps /etc/svr-config.json, the state /var/lib/svr and the user svr unless --purge is given.
+Keeps the site /var/www/svr, your content, unless --remove-site is given (--purge alone never
+removes it).
 
 Options:
-  --purge       also remove config, site, state and the svr user and group
+  --purge       also remove the config, the state and the svr user and group
+  --remove-site also remove the site /var/www/svr and everything in it
   --destdir DIR remove from a staged tree (also: DESTDIR=DIR); nothing is stopped
   -h, --help    this help
 EOF
 }
 
 PURGE=0
+REMOVE_SITE=0
 DESTDIR=${DESTDIR:-}
 while [ $# -gt 0 ]; do
   case "$1" in
     -h|--help) usage; exit 0 ;;
     --purge) PURGE=1 ;;
+    --remove-site) REMOVE_SITE=1 ;;
     --destdir) [ $# -ge 2 ] || { echo "uninstall.sh: --destdir needs a directory" >&2; exit 2; }; DESTDIR=$2; shift ;;
     --destdir=*) DESTDIR=${1#--destdir=} ;;
     *) echo "uninstall.sh: unknown option: $1 (see --help)" >&2; exit 2 ;;
@@ -67,7 +71,7 @@ if [ -e "$DESTDIR$LIBDIR" ]; then rm -rf "$DESTDIR$LIBDIR"; did "removed $LIBDIR
 if [ -e "$DESTDIR$BIN" ]; then rm -f "$DESTDIR$BIN"; did "removed $BIN"; fi
 
 if [ "$PURGE" = 1 ]; then
-  for p in "$CONFIG" "$CONFIG.new" "$SITE" "$STATE"; do
+  for p in "$CONFIG" "$CONFIG.new" "$STATE"; do
     if [ -e "$DESTDIR$p" ]; then rm -rf "$DESTDIR$p"; did "removed $p"; fi
   done
   if [ -z "$DESTDIR" ]; then
@@ -75,7 +79,12 @@ if [ "$PURGE" = 1 ]; then
     if getent group "$ACCOUNT" >/dev/null; then groupdel "$ACCOUNT"; did "removed group $ACCOUNT"; fi
   fi
 else
-  say "Kept: $CONFIG, $SITE, $STATE and the user $ACCOUNT (remove them with --purge)."
+  say "Kept: $CONFIG, $STATE and the user $ACCOUNT (remove them with --purge)."
+fi
+if [ "$REMOVE_SITE" = 1 ]; then
+  if [ -e "$DESTDIR$SITE" ]; then rm -rf "$DESTDIR$SITE"; did "removed the site $SITE"; fi
+elif [ -e "$DESTDIR$SITE" ]; then
+  say "Kept the site $SITE (remove it with --remove-site)."
 fi
 exit 0
 }

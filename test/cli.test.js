@@ -60,7 +60,7 @@ test('the shipped default config serves web/index.html (what `npm start` runs)',
   const port = await getFreePort();
   const child = spawnSvr(['--port', String(port), '--workers', '1']);
   try {
-    await child.err.waitFor(/listening on http:\/\/localhost:\d+/);
+    await child.err.waitFor(/listening on http:\/\/(?:\[::\]|0\.0\.0\.0):\d+/);
     const res = await request(`http://127.0.0.1:${port}/`);
     assert.equal(res.status, 200);
     assert.equal(res.text, fs.readFileSync(path.join(path.dirname(SVR), 'web', 'index.html'), 'utf8'));

@@ -110,12 +110,21 @@ test('an unreadable file is one error naming the file and the reason', () => {
 
 describe('wrong types and values', () => {
   test('name the key, what was expected and what was found', () => {
-    const file = writeConfig({ wwwroot: 'site', port: 'eighty' });
-    assert.deepEqual(loadConfig(file).errors, [`${file}: port: expected an integer from 0 to 65535, found "eighty"`]);
+    const file = writeConfig({ wwwroot: 'site', spubport: 'eighty' });
+    assert.deepEqual(loadConfig(file).errors, [`${file}: spubport: expected an integer from 0 to 65535, found "eighty"`]);
+  });
+
+  test('a listen address: every form it may take, and what is wrong', () => {
+    const forms = 'expected a port (0 to 65535), "ADDRESS:PORT", "[IPv6]:PORT" or a Unix socket path containing "/"';
+    const file = writeConfig({ wwwroot: 'site', port: 'eighty', sport: '127.0.0.1:70000' });
+    assert.deepEqual(loadConfig(file).errors, [
+      `${file}: port: ${forms}, found "eighty"`,
+      `${file}: sport: ${forms}, found "127.0.0.1:70000" (a port must be 0 to 65535)`,
+    ]);
   });
 
   test('out of range', () => {
-    assert.match(loadWith({ port: 70000 }).errors[0], /: port: expected an integer from 0 to 65535, found 70000$/);
+    assert.match(loadWith({ port: 70000 }).errors[0], /: port: expected a port \(0 to 65535\), .*, found 70000$/);
     assert.match(loadWith({ workers: 0 }).errors[0], /: workers: expected an integer from 1 to 1024 or null, found 0$/);
   });
 
@@ -196,7 +205,7 @@ describe('unknown keys', () => {
 
   test('inside an error page, the allowed keys are listed when none is close', () => {
     const { errors } = loadWith({ errorPages: [{ scode: 404, path: 'x.html', zzz: 1 }] });
-    assert.match(errors[0], /: errorPages\[0\]\.zzz: unknown key \(allowed here: "scode", "path"\)$/);
+    assert.match(errors[0], /: errorPages\[0\]\.zzz: unknown key \(allowed here: "scode", "path", "host", "ip"\)$/);
   });
 });
 
@@ -455,9 +464,9 @@ describe('svr.js --check', () => {
   });
 
   test('a wrong type: key path, expected and found, exit 1', async () => {
-    const { file, code, stderr } = await check({ wwwroot: 'site', port: 'eighty' });
+    const { file, code, stderr } = await check({ wwwroot: 'site', workers: 'many' });
     assert.equal(code, 1);
-    assert.ok(stderr.includes(`${file}: port: expected an integer from 0 to 65535, found "eighty"`), stderr);
+    assert.ok(stderr.includes(`${file}: workers: expected an integer from 1 to 1024 or null, found "many"`), stderr);
   });
 
   test('an unknown key: the hint, exit 1', async () => {

@@ -62,7 +62,7 @@ test('first start with secure: true generates a self-signed certificate, logs it
     const warning = server.stderr().find((line) => /warn primary: generated a self-signed certificate/.test(line));
     assert.ok(warning, 'a warning says a certificate was generated');
     assert.ok(warning.includes(x509.fingerprint256), 'the warning carries the SHA-256 fingerprint');
-    assert.match(server.stderr().join('\n'), new RegExp(`listening on http://localhost:${server.port} and https://localhost:${server.sport}`));
+    assert.match(server.stderr().join('\n'), new RegExp(`listening on http://(?:\\[::\\]|0\\.0\\.0\\.0):${server.port} and https://(?:\\[::\\]|0\\.0\\.0\\.0):${server.sport}`));
 
     // a client that trusts exactly this certificate verifies it for "localhost"
     const res = await httpsRequest(`${server.httpsUrl}/`, { ca: pem });
@@ -207,7 +207,7 @@ test('disableToHTTPSRedirect: the plain listener serves the site, without HSTS',
 test('disableNonEncryptedServer: only the HTTPS port is open', async () => {
   const server = await startTlsServer({ config: { disableNonEncryptedServer: true } });
   try {
-    assert.match(server.stderr().join('\n'), new RegExp(`listening on https://localhost:${server.sport} \\(`));
+    assert.match(server.stderr().join('\n'), new RegExp(`listening on https://(?:\\[::\\]|0\\.0\\.0\\.0):${server.sport} \\(`));
     await assert.rejects(request(`${server.url}/`), { code: 'ECONNREFUSED' });
     const res = await httpsRequest(`${server.httpsUrl}/`);
     assert.equal(res.status, 200);

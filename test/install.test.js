@@ -34,7 +34,9 @@ test('install.sh --help documents the options and exits 0; an unknown option exi
   assert.match(help.out, /--no-start/);
   assert.match(help.out, /--destdir/);
   assert.equal(sh('install.sh', ['--bogus']).code, 2);
-  assert.equal(sh('scripts/uninstall.sh', ['--help']).code, 0);
+  const uninstallHelp = sh('scripts/uninstall.sh', ['--help']);
+  assert.equal(uninstallHelp.code, 0);
+  assert.match(uninstallHelp.out, /--remove-site/);
 });
 
 // As root (CI), install.sh runs as nobody: the refusal is about who runs it.
@@ -45,15 +47,15 @@ test('without root and without DESTDIR, install.sh refuses', { skip: unprivilege
   assert.match(r.out, /must run as root/);
 });
 
-test('with a Node.js older than 18 first on PATH, install.sh says what it needs and stops', () => {
+test('with a Node.js older than 20 first on PATH, install.sh says what it needs and stops', () => {
   const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-old-node-'));
   try {
-    fs.writeFileSync(path.join(bin, 'node'), '#!/bin/sh\ncase "$1" in --version) echo v16.20.2 ;; *) printf 16 ;; esac\n', { mode: 0o755 });
+    fs.writeFileSync(path.join(bin, 'node'), '#!/bin/sh\ncase "$1" in --version) echo v18.20.8 ;; *) printf 18 ;; esac\n', { mode: 0o755 });
     const staged = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-install-old-'));
     const r = sh('install.sh', ['--destdir', staged], { PATH: `${bin}:${process.env.PATH}` });
     fs.rmSync(staged, { recursive: true, force: true });
     assert.equal(r.code, 1, r.out);
-    assert.match(r.out, /Node\.js >= 18 is needed \(found: v16\.20\.2\)/);
+    assert.match(r.out, /Node\.js >= 20 is needed \(found: v18\.20\.8\)/);
   } finally {
     fs.rmSync(bin, { recursive: true, force: true });
   }
@@ -64,7 +66,7 @@ test('a staged install puts code, command, unit, config, site and state in place
   assert.equal(r.code, 0, r.out);
   assert.match(r.out, /Next steps/);
   for (const f of ['usr/lib/svr/svr.js', 'usr/lib/svr/package.json', 'usr/lib/svr/lib', 'usr/lib/svr/config/svr-config.schema.json',
-    'usr/lib/svr/scripts/uninstall.sh', 'usr/bin/svr', 'usr/lib/systemd/system/svr.service', 'var/www/svr/index.html', 'var/lib/svr']) {
+    'usr/lib/svr/scripts/uninstall.sh', 'usr/lib/svr/scripts/setup-system.sh', 'usr/bin/svr', 'usr/lib/systemd/system/svr.service', 'var/www/svr/index.html', 'var/lib/svr']) {
     assert.ok(fs.existsSync(p(f)), `${f} installed`);
   }
   assert.ok(!fs.existsSync(p('usr/lib/svr/test')), 'no tests installed');
@@ -129,12 +131,40 @@ test('when the shipped default changed since the last install, it goes to /etc/s
   assert.deepEqual(JSON.parse(read('etc/svr-config.json.new')), JSON.parse(read('usr/lib/svr/config/svr-config.installed.json')));
 });
 
-test('uninstall.sh removes code, command and unit, keeps config, site and state; --purge removes them', () => {
-  let r = sh('scripts/uninstall.sh', ['--destdir', dest]);
+test('install.sh --node PATH: the command and the unit run that node', () => {
+  const staged = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-install-node-'));
+  try {
+    const r = sh('install.sh', ['--destdir', staged, '--node', '/opt/node-test/bin/node']);
+    assert.equal(r.code, 0, r.out);
+    const unit = fs.readFileSync(path.join(staged, 'usr/lib/systemd/system/svr.service'), 'utf8');
+    assert.match(unit, /^ExecStart=\/opt\/node-test\/bin\/node \/usr\/lib\/svr\/svr\.js /m);
+    assert.ok(!unit.includes(process.execPath + ' '), 'the unit does not name the node that ran install.sh');
+    assert.match(fs.readFileSync(path.join(staged, 'usr/bin/svr'), 'utf8'), /exec "\/opt\/node-test\/bin\/node" /);
+    assert.equal(sh('install.sh', ['--destdir', staged, '--node', 'node']).code, 1, 'a relative --node is refused');
+  } finally {
+    fs.rmSync(staged, { recursive: true, force: true });
+  }
+});
+
+test('uninstall.sh removes code, command and unit, keeps config, site and state', () => {
+  const r = sh('scripts/uninstall.sh', ['--destdir', dest]);
   assert.equal(r.code, 0, r.out);
   for (const f of ['usr/lib/svr', 'usr/bin/svr', 'usr/lib/systemd/system/svr.service']) assert.ok(!fs.existsSync(p(f)), `${f} removed`);
   for (const f of ['etc/svr-config.json', 'var/www/svr/index.html', 'var/lib/svr']) assert.ok(fs.existsSync(p(f)), `${f} kept`);
-  r = sh('scripts/uninstall.sh', ['--destdir', dest, '--purge']);
+  assert.match(r.out, /--purge/);
+  assert.match(r.out, /Kept the site \/var\/www\/svr \(remove it with --remove-site\)/);
+});
+
+test('uninstall.sh --purge removes config and state but never the site; only --remove-site does', () => {
+  fs.writeFileSync(p('var/www/svr/serverSideScript.js'), '// my script');
+  let r = sh('scripts/uninstall.sh', ['--destdir', dest, '--purge']);
   assert.equal(r.code, 0, r.out);
-  for (const f of ['etc/svr-config.json', 'etc/svr-config.json.new', 'var/www/svr', 'var/lib/svr']) assert.ok(!fs.existsSync(p(f)), `${f} purged`);
+  for (const f of ['etc/svr-config.json', 'etc/svr-config.json.new', 'var/lib/svr']) assert.ok(!fs.existsSync(p(f)), `${f} purged`);
+  assert.equal(read('var/www/svr/index.html'), 'my site', 'the site survives --purge');
+  assert.equal(read('var/www/svr/serverSideScript.js'), '// my script');
+  assert.match(r.out, /remove it with --remove-site/);
+  r = sh('scripts/uninstall.sh', ['--destdir', dest, '--purge', '--remove-site']);
+  assert.equal(r.code, 0, r.out);
+  assert.ok(!fs.existsSync(p('var/www/svr')), 'the site is removed with --remove-site');
+  assert.match(r.out, /removed the site \/var\/www\/svr/);
 });

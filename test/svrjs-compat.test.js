@@ -659,7 +659,7 @@ test('parsePostData: a multipart body that grows over maxPostDataSize while stre
 
 test('HTTP/2 CONNECT gets 501, and the session keeps serving', async () => {
   const http2 = require('node:http2');
-  const { startTlsServer, h2Connect, h2Request } = require('./tls-helpers');
+  const { startTlsServer, h2Connect, h2Request } = require('./support/tls-helpers');
   const srv = await startTlsServer({ config: { enableHTTP2: true }, files: { 'page.txt': 'over h2' } });
   const session = h2Connect(srv.httpsUrl);
   try {

@@ -10,6 +10,8 @@ const os = require('os');
 const path = require('path');
 const schema = require('../../config/svr-config.schema.json');
 const { describeJsonSyntaxError } = require('./json-error');
+const svrjsKeys = require('./svrjs-keys');
+const { parseListenAddress } = require('./listen-address');
 
 const { DEFAULT_CONFIG_FILE } = require('../product');
 
@@ -39,7 +41,10 @@ function compileSchema() {
   // runs once per load; compilation 75-100 ms -> ~30 ms of the primary's start-up.
   const ajv = new Ajv2020({ allErrors: true, useDefaults: true, verbose: true, allowUnionTypes: true, validateSchema: false, code: { optimize: false } });
   ajv.addVocabulary(['x-expected']); // our wording of an expectation, read by expectation() below
+  // SVR.JS keys svr accepts without their effect (svrjs-keys.js reads it).
+  ajv.addVocabulary(['x-svrjs-ignored']);
   ajv.addFormat('svr-regex', isRegexString);
+  ajv.addFormat('svr-listen', (value) => !parseListenAddress(value).error);
   return ajv.compile(schema);
 }
 
@@ -59,19 +64,26 @@ function loadConfig(file, { extraValidators = {} } = {}) {
 
 // A parsed config object, validated and completed as loadConfig does (schema defaults applied,
 // paths resolved against the config file's directory). The object is changed in place.
+// warnings: SVR.JS keys accepted without their effect, one line each ("FILE: key: why").
 function checkConfig(config, { file, configFile = path.resolve(file), extraValidators = {} }) {
+  const givenKeys = isPlainObject(config) ? Object.keys(config) : []; // before defaults fill it in
   const problems = schemaProblems(config, extraValidators);
+  let warnings = [];
   if (isPlainObject(config)) {
+    const svrjs = svrjsKeys.review(config, schema, givenKeys);
+    problems.push(...svrjs.problems);
+    warnings = svrjs.warnings.map((problem) => formatProblem(file, problem));
     problems.push(...semanticProblems(config, path.dirname(configFile)));
+    svrjsKeys.applyAliases(config);
     resolvePaths(config, path.dirname(configFile));
   }
   const errors = inFileOrder(problems, config).map((problem) => formatProblem(file, problem));
-  return errors.length ? failure(configFile, errors) : { config, errors, configFile };
+  return errors.length ? failure(configFile, errors, warnings) : { config, errors, warnings, configFile };
 }
 
 // An invalid config is never handed out, so nobody can start a server from half of it.
-function failure(configFile, errors) {
-  return { config: null, errors, configFile };
+function failure(configFile, errors, warnings = []) {
+  return { config: null, errors, warnings, configFile };
 }
 
 function readConfigText(file) {
@@ -97,7 +109,10 @@ function schemaProblems(config, extraValidators) {
   if (validate(config)) return [];
   const problems = [];
   const seenValuePaths = new Set(); // one "expected X, found Y" per key, however many rules failed
+  // A value that fits none of an anyOf's forms: say what the anyOf accepts, not what its first form does.
+  const anyOfPaths = new Set(validate.errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath));
   for (const error of validate.errors) {
+    if (error.keyword !== 'anyOf' && anyOfPaths.has(error.instancePath) && error.schemaPath.includes('/anyOf/')) continue;
     const problem = problemFromAjvError(error, config, extraValidators);
     if (!problem) continue;
     if (problem.isValueProblem) {
@@ -119,12 +134,19 @@ function problemFromAjvError(error, config, extraValidators) {
 }
 
 function valueProblem(error, at, config) {
-  const found = `${shortJson(error.data)}${regexDetail(error)}`;
+  const found = `${shortJson(error.data)}${regexDetail(error)}${listenDetail(error)}`;
   return {
     key: keyPath(at, config),
     message: `expected ${expectation(error.parentSchema)}, found ${found}`,
     isValueProblem: true,
   };
+}
+
+// A port/sport string that is no listen address: say which part is wrong.
+function listenDetail(error) {
+  if (error.keyword !== 'anyOf' || !error.parentSchema || error.parentSchema.anyOf.every((s) => s.format !== 'svr-listen')) return '';
+  const { error: reason } = parseListenAddress(error.data);
+  return reason && typeof error.data === 'string' && !reason.startsWith('expected') ? ` (${reason})` : '';
 }
 
 // A string shaped like "/.../" that fails to compile: add V8's reason (bad group, bad flag, ...).
@@ -180,10 +202,12 @@ function modKeyProblem(key, value, isValid) {
 // ---- what the schema cannot say ----
 
 function semanticProblems(config, baseDir) {
-  return [wwwrootProblem(config, baseDir), timeoutProblem(config)].filter(Boolean);
+  const hostRoots = (Array.isArray(config.wwwrootVHost) ? config.wwwrootVHost : [])
+    .map((host, i) => isPlainObject(host) && wwwrootProblem(host, baseDir, `wwwrootVHost[${i}].wwwroot`));
+  return [wwwrootProblem(config, baseDir), ...hostRoots, timeoutProblem(config), ...svrjsKeys.accessProblems(config)].filter(Boolean);
 }
 
-function wwwrootProblem(config, baseDir) {
+function wwwrootProblem(config, baseDir, key = 'wwwroot') {
   if (typeof config.wwwroot !== 'string') return null; // the schema already reported it
   const resolved = path.resolve(baseDir, config.wwwroot);
   let reason;
@@ -195,7 +219,7 @@ function wwwrootProblem(config, baseDir) {
   if (!reason) return null;
   const shown = JSON.stringify(config.wwwroot);
   const found = resolved === config.wwwroot ? shown : `${shown} (${resolved})`;
-  return { key: 'wwwroot', message: `expected an existing directory, found ${found}: ${reason}` };
+  return { key, message: `expected an existing directory, found ${found}: ${reason}` };
 }
 
 // Node refuses to create a server whose headersTimeout exceeds a non-zero requestTimeout;
@@ -214,6 +238,12 @@ function resolvePaths(config, baseDir) {
     if (typeof object[key] === 'string') object[key] = path.resolve(baseDir, object[key]);
   };
   for (const key of PATH_KEYS) resolveIn(config, key);
+  for (const key of ['port', 'sport']) {
+    if (parseListenAddress(config[key]).path !== undefined) resolveIn(config, key); // a Unix socket
+  }
+  for (const host of Array.isArray(config.wwwrootVHost) ? config.wwwrootVHost : []) {
+    if (isPlainObject(host)) resolveIn(host, 'wwwroot');
+  }
   if (!isPlainObject(config.sni)) return;
   for (const pair of Object.values(config.sni)) {
     if (!isPlainObject(pair)) continue;
@@ -335,8 +365,10 @@ function isPlainObject(value) {
 // ---- "did you mean" ----
 
 // The allowed key nearest to `name` (ignoring case), if it is near enough to be a likely typo.
+// The limit grows slowly with the name's length: a long name shares "enable..." with many keys, and
+// a third of its letters (enableIPSpoofing -> "enableLogging") is a different word, not a typo.
 function closestKey(name, candidates) {
-  const limit = Math.max(2, Math.ceil(name.length / 3));
+  const limit = Math.max(2, Math.floor(name.length / 5));
   let best = null;
   let bestDistance = Infinity;
   for (const candidate of candidates) {

@@ -201,6 +201,8 @@ function versionOptions(config) {
   const o = { minVersion: config.tlsMinVersion || 'TLSv1.2' };
   if (config.tlsMaxVersion) o.maxVersion = config.tlsMaxVersion;
   if (config.cipherSuite) o.ciphers = config.cipherSuite;
+  if (config.ecdhCurve) o.ecdhCurve = config.ecdhCurve;
+  if (config.signatureAlgorithms) o.sigalgs = config.signatureAlgorithms;
   return o;
 }
 
@@ -224,6 +226,21 @@ function checkTlsOptions(config) {
     } catch (err) {
       errors.push(`cipherSuite: OpenSSL accepts none of ${JSON.stringify(o.ciphers)} (${err.message}); ` +
         'expected an OpenSSL cipher list such as "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256"');
+    }
+  }
+  if (config.http2Settings && typeof config.http2Settings === 'object') {
+    try {
+      require('http2').getPackedSettings(config.http2Settings);
+    } catch (err) {
+      errors.push(`http2Settings: ${err.message}`);
+    }
+  }
+  for (const [key, option] of [['ecdhCurve', 'ecdhCurve'], ['signatureAlgorithms', 'sigalgs']]) {
+    if (errors.length || o[option] === undefined) continue;
+    try {
+      require('tls').createSecureContext({ [option]: o[option] });
+    } catch (err) {
+      errors.push(`${key}: OpenSSL refuses ${JSON.stringify(o[option])} (${err.message})`);
     }
   }
   return errors;

@@ -5,6 +5,7 @@
 const http = require('node:http');
 const { createSecureServer } = require('./tls-context');
 const { handleUpgrade } = require('./upgrade');
+const { parseListenAddress } = require('../config/listen-address');
 
 function serverOptions(config) {
   return {
@@ -21,6 +22,8 @@ function applyTimeouts(server, config) {
   server.requestTimeout = config.requestTimeout;
 }
 
+// Each listener: { server, port (as configured), listen ({ port, host } or { path }: server.listen's
+// options), scheme, onRequest }.
 // handlers: { site(req, res), httpsRedirect(req, res), connect?(req, socket, head) }, the
 // worker's entry points. The plain listener of an HTTPS site answers with httpsRedirect unless
 // disableToHTTPSRedirect is set. CONNECT requests go to handlers.connect (without a listener Node
@@ -34,12 +37,12 @@ function createListeners(config, handlers) {
     const onRequest = redirect ? handlers.httpsRedirect : handler;
     const server = http.createServer(serverOptions(config), onRequest);
     applyTimeouts(server, config);
-    listeners.push({ server, port: config.port, scheme: 'http', onRequest });
+    listeners.push({ server, port: config.port, listen: parseListenAddress(config.port), scheme: 'http', onRequest });
   }
   if (config.secure) {
     const { server, drain, reload } = createSecureServer(config, handler, serverOptions(config));
     applyTimeouts(server, config);
-    listeners.push({ server, port: config.sport, scheme: 'https', drain, reload, onRequest: handler });
+    listeners.push({ server, port: config.sport, listen: parseListenAddress(config.sport), scheme: 'https', drain, reload, onRequest: handler });
   }
   for (const { server, onRequest } of listeners) {
     if (handlers.connect) server.on('connect', handlers.connect);

@@ -59,6 +59,12 @@ function loadTlsContext(config) {
     // null -> the server's default certificate (options.cert/key)
     options.SNICallback = (servername, cb) => cb(null, match(servername));
   }
+  // SVR.JS's client certificates: ask for one, and with rejectUnauthorizedClientCertificates
+  // refuse a client without a certificate the system's CAs trust.
+  if (config.useClientCertificate === true) {
+    options.requestCert = true;
+    options.rejectUnauthorized = config.rejectUnauthorizedClientCertificates === true;
+  }
   return options;
 }
 
@@ -117,7 +123,9 @@ function createSecureServer(config, handler, serverOptions = {}) {
     return { server, drain: () => {}, reload };
   }
   options.allowHTTP1 = true;
-  if (serverOptions.maxHeaderSize) options.settings = { maxHeaderListSize: serverOptions.maxHeaderSize };
+  // http2Settings (SVR.JS): Node's HTTP/2 settings; maxHeaderSize still bounds the header list.
+  options.settings = { ...(config.http2Settings || {}) };
+  if (serverOptions.maxHeaderSize) options.settings.maxHeaderListSize = serverOptions.maxHeaderSize;
   server = http2.createSecureServer(options, h);
   const sessions = new Set();
   let draining = false;

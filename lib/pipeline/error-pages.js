@@ -16,6 +16,7 @@ const path = require('path');
 const http = require('http');
 const { appendVary } = require('../http/headers');
 const { escapeHTML, prefersJSON, pageHead } = require('../http/html');
+const { compileVirtualHosts } = require('./site');
 
 const MAX_CUSTOM_PAGE = 1024 * 1024;
 
@@ -68,9 +69,13 @@ function createErrorPages(site) {
   const root = site.root;
 
   // --- custom pages, read once now -------------------------------------------------------------
-  const custom = new Map(); // status -> template string (may contain SVR.JS placeholders)
-  function loadCustom(status, rel, keyPath) {
-    if (custom.has(status) || typeof rel !== 'string' || rel === '' || !root) return;
+  // status -> [{ matches(req) | null, template }], in SVR.JS's order: `errorPages` entries (those
+  // with `host`/`ip` only for matching requests), then for 404 `page404`, then the automatic pages
+  // `.N` and `N.html` in the web root (SVR.JS 3.0+). The first that applies answers.
+  const custom = new Map();
+  function loadCustom(status, rel, keyPath, matches = null) {
+    const known = custom.get(status) || [];
+    if (known.some((page) => page.matches === null) || typeof rel !== 'string' || rel === '' || !root) return;
     const file = path.resolve(root, rel);
     try {
       const st = fs.statSync(file);
@@ -79,19 +84,31 @@ function createErrorPages(site) {
         log.warn(`${keyPath}: ${rel} is larger than 1 MiB; using the built-in page for ${status}`);
         return;
       }
-      custom.set(status, fs.readFileSync(file, 'utf8'));
+      custom.set(status, [...known, { matches, template: fs.readFileSync(file, 'utf8') }]);
     } catch (err) {
       if (err.code !== 'ENOENT' && err.code !== 'ENOTDIR') {
         log.warn(`${keyPath}: cannot read ${rel} (${err.code || err.message}); using the built-in page for ${status}`);
-      } else if (keyPath.startsWith('errorPages')) {
+      } else if (keyPath.startsWith('errorPages') && matches === null) {
         log.warn(`${keyPath}: ${rel} does not exist; using the built-in page for ${status}`);
       }
     }
   }
-  (config.errorPages || []).forEach((entry, i) => {
-    if (entry && Number.isInteger(entry.scode)) loadCustom(entry.scode, entry.path, `errorPages[${i}].path`);
+  compileVirtualHosts(config.errorPages).forEach(({ entry, matches }, i) => {
+    const always = entry.host === undefined && entry.ip === undefined;
+    if (Number.isInteger(entry.scode)) loadCustom(entry.scode, entry.path, `errorPages[${i}].path`, always ? null : matches);
   });
   loadCustom(404, config.page404, 'page404');
+  for (const code of Object.keys(DESCRIPTIONS)) {
+    loadCustom(Number(code), `.${code}`, `.${code}`);
+    loadCustom(Number(code), `${code}.html`, `${code}.html`);
+  }
+
+  function customPage(status, req) {
+    const pages = custom.get(status);
+    if (pages === undefined) return null;
+    const page = pages.find((p) => p.matches === null || p.matches(req));
+    return page ? page.template : null;
+  }
 
   // --- built-in pages, precomputed per status ----------------------------------------------------
   const builtin = new Map();
@@ -157,6 +174,7 @@ function createErrorPages(site) {
       const parts = pageParts(status);
       let body;
       let type;
+      let template;
       if (prefersJSON(req)) {
         const err = Object.assign({}, parts.json);
         const stack = stackText(opts.error);
@@ -164,8 +182,8 @@ function createErrorPages(site) {
         if (showMods && opts.extName) err.mod = String(opts.extName);
         body = JSON.stringify({ error: err }) + '\n';
         type = 'application/json; charset=utf-8';
-      } else if (custom.has(status)) {
-        body = fillCustom(custom.get(status), status, req, opts.extName, opts.error);
+      } else if ((template = customPage(status, req)) !== null) {
+        body = fillCustom(template, status, req, opts.extName, opts.error);
         type = 'text/html; charset=utf-8';
       } else {
         const stack = stackText(opts.error);

@@ -6,6 +6,7 @@
 const net = require('node:net');
 const { originForm } = require('../http/target');
 const { pageHead } = require('../http/html');
+const { parseListenAddress } = require('../config/listen-address');
 
 // A Host we are willing to put into a Location: a DNS name, IPv4, or [IPv6], with an optional
 // port (dropped: the redirect goes to spubport).
@@ -18,8 +19,8 @@ const BODY_LENGTH = Buffer.byteLength(BODY);
 // The public HTTPS port used in redirects: spubport, else sport.
 function publicSecurePort(config) {
   if (config.spubport !== undefined && config.spubport !== null) return Number(config.spubport);
-  if (config.sport !== undefined && config.sport !== null) return Number(config.sport);
-  return 443;
+  const listen = parseListenAddress(config.sport);
+  return listen.port !== undefined && listen.port !== 0 ? listen.port : 443; // a Unix socket has no port
 }
 
 function redirectHost(req, config) {

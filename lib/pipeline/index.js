@@ -6,56 +6,123 @@
 //
 // Every request runs these stages in order; each answers it or calls next() (docs/architecture.md):
 //   serverHeaders   response-headers.js  Server + fixed customHeaders, first thing for every answer
+//   clientAddress   access/client-address.js  the client behind a proxy (enableIPSpoofing, trustedProxies)
+//   blocklist       access/blocklist.js  403 for a client in `blacklist`, before anything else
 //   sanitize        sanitize.js          414, 400, 403, OPTIONS *, 301 to the clean URL; fills req.svr
+//   wwwRedirect     www-redirect.js      wwwredirect: 301 from `domain` to www.`domain`
+//   postfixes       postfixes.js         wwwrootPostfixesVHost: hosts as subdirectories of the root
 //   rewrite         rewrite.js           the rewrite map, first match wins, 403 on escape
 //   pathHeaders     response-headers.js  customHeaders with {path}, filled after rewriting
+//   hostHeaders     response-headers.js  customHeadersVHost: the matching host's headers on top
+//   accessRules     access/rules.js      nonStandardCodes: redirects, 401 logins, 403/410/...
 //   scripting       scripting/           mods in name order, then serverSideScript.js
+//   status          status.js            /svrjsstatus.svr with allowStatus
 //   staticFiles     static/              files, directories, listings
 // Errors from any stage, and every error status, are answered by error-pages.js (sendError).
+// With virtual hosts (virtual-hosts.js) the static stage and the error pages are built once per
+// web root at load, and each request uses its own host's.
 // The plain port of an HTTPS site runs a shorter list: serverHeaders, pathHeaders, httpsRedirect.
 
 const { createSite } = require('./site');
 const { runStages } = require('./runner');
 const { createErrorPages } = require('./error-pages');
-const { createServerHeadersStage, createPathHeadersStage } = require('./response-headers');
+const { createServerHeadersStage, createPathHeadersStage, createHostHeadersStage } = require('./response-headers');
+const { createVirtualHosts } = require('./virtual-hosts');
 const { createSanitizeStage } = require('./sanitize');
 const { createRewriteStage } = require('./rewrite');
+const { createWwwRedirectStage } = require('./www-redirect');
+const { createPostfixStage } = require('./postfixes');
+const { createClientAddressStage } = require('./access/client-address');
+const { createBlocklistStage } = require('./access/blocklist');
+const { createAccessRulesStage } = require('./access/rules');
 const { createScriptingStage } = require('./scripting');
 const { createStaticStage } = require('./static');
+const { createStatusStage, createRequestCounters } = require('./status');
 const { createHttpsRedirectStage } = require('./https-redirect');
 
 function createPipeline(config, { log, configFile, disableMods = false } = {}) {
   const site = createSite(config, { log, configFile });
   site.sendError = createErrorPages(site);
+  applyEnvironment(config);
+  const { scripting, staticFiles, rootScripting } = createRootStages(site, { disableMods });
   const fail = (req, res, error) => site.sendError(req, res, 500, { error });
-  const scripting = disableMods ? null : createScriptingStage(site);
+  const counters = config.allowStatus === true ? createRequestCounters() : null;
   const stages = [
     createServerHeadersStage(site),
+    createClientAddressStage(site),
+    createBlocklistStage(site),
     createSanitizeStage(site),
+    createWwwRedirectStage(site),
+    createPostfixStage(site),
     createRewriteStage(site),
     createPathHeadersStage(site),
+    createHostHeadersStage(site),
+    createAccessRulesStage(site),
     scripting,
-    createStaticStage(site),
+    createStatusStage(site, counters),
+    staticFiles,
   ].filter(Boolean);
   const redirectStages = [
     createServerHeadersStage(site),
+    createClientAddressStage(site),
+    createBlocklistStage(site),
     createPathHeadersStage(site),
+    createHostHeadersStage(site),
     createHttpsRedirectStage(site),
   ].filter(Boolean);
   return {
     site,
-    handle: withRecord(runStages(stages, fail)),
-    httpsRedirect: withRecord(runStages(redirectStages, fail)),
+    handle: withRecord(runStages(stages, fail), counters),
+    httpsRedirect: withRecord(runStages(redirectStages, fail), counters),
     // Forward-proxy requests and CONNECT, for the listeners: null unless a mod takes them.
-    proxyRequest: (scripting && scripting.proxyRequest) || null,
-    connect: (scripting && scripting.connect) || null,
+    proxyRequest: (rootScripting && rootScripting.proxyRequest) || null,
+    connect: (rootScripting && rootScripting.connect) || null,
   };
 }
 
+// The stages that depend on the web root: the scripting stage (serverSideScript.js from the root)
+// and the static stage. With virtual hosts there is one of each per web root (the static stage
+// with its own error pages), and site.sendError answers with the request's own host's pages.
+function createRootStages(site, { disableMods }) {
+  const scriptingByRoot = new Map(); // one scripting stage per root, whatever the listing switch
+  const scriptingFor = (hostSite) => {
+    if (disableMods) return null;
+    if (!scriptingByRoot.has(hostSite.root)) scriptingByRoot.set(hostSite.root, createScriptingStage(hostSite));
+    return scriptingByRoot.get(hostSite.root);
+  };
+  const pick = createVirtualHosts(site, (hostSite) => {
+    if (hostSite !== site) hostSite.sendError = createErrorPages(hostSite);
+    return { root: hostSite.root, sendError: hostSite.sendError, staticFiles: createStaticStage(hostSite), scripting: scriptingFor(hostSite) };
+  });
+  if (pick === null) {
+    const scripting = scriptingFor(site);
+    return { scripting, rootScripting: scripting, staticFiles: createStaticStage(site) };
+  }
+  site.sendError = (req, res, status, options) => pick(req).sendError(req, res, status, options);
+  const anyScripting = [...scriptingByRoot.values()].some(Boolean);
+  return {
+    rootScripting: scriptingFor(site),
+    scripting: anyScripting ? function scripting(req, res, next) {
+      const stage = pick(req).scripting;
+      return stage === null ? next() : stage(req, res, next);
+    } : null,
+    staticFiles: function staticFiles(req, res, next) {
+      return pick(req).staticFiles(req, res, next);
+    },
+  };
+}
+
+// `environmentVariables` (SVR.JS): set before mods and serverSideScript.js load, in every worker.
+function applyEnvironment(config) {
+  for (const [name, value] of Object.entries(config.environmentVariables || {})) process.env[name] = String(value);
+}
+
 // req.svr: the one per-request record the stages share (docs/architecture.md lists its fields).
-function withRecord(run) {
+// counters: the status page's request counts (status.js), or null when it is off.
+function withRecord(run, counters) {
   return function handle(req, res) {
-    req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null };
+    if (counters !== null) counters.count(req, res);
+    req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null, clientAddress: undefined };
     run(req, res);
   };
 }

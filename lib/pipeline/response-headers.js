@@ -6,7 +6,7 @@
 //   pathHeaders:   the customHeaders with SVR.JS's `{path}`, filled with req.url after rewriting
 //                  (null when there are none).
 
-const { fillPath } = require('./site');
+const { fillPath, firstMatch } = require('./site');
 
 function createServerHeadersStage(site) {
   const fixed = site.headers.fixed;
@@ -26,4 +26,19 @@ function createPathHeadersStage(site) {
   };
 }
 
-module.exports = { createServerHeadersStage, createPathHeadersStage };
+// customHeadersVHost (SVR.JS 4.4+): the first matching host's headers, set over customHeaders,
+// after rewriting ({path} is filled as for customHeaders). null when there are none.
+function createHostHeadersStage(site) {
+  const hosts = site.hostHeaders;
+  if (hosts.length === 0) return null;
+  return function hostHeaders(req, res, next) {
+    const i = firstMatch(hosts, req);
+    if (i === -1) return next();
+    const { fixed, withPath } = hosts[i];
+    for (let k = 0; k < fixed.length; k++) res.setHeader(fixed[k][0], fixed[k][1]);
+    for (let k = 0; k < withPath.length; k++) res.setHeader(withPath[k][0], fillPath(withPath[k][1], req.url));
+    return next();
+  };
+}
+
+module.exports = { createServerHeadersStage, createPathHeadersStage, createHostHeadersStage };

@@ -5,7 +5,7 @@
 //          isNotFile?, isNotDirectory?, append?, allowDoubleSlashes? }
 // - Input is req.url (clean path + query) after sanitizing.
 // - Entries are tried in order; the first that matches wins; at most one rewrite per request.
-// - Match = host matches (exact, "*", or "*.domain" which also matches "domain"; compared with the
+// - Match = ip (when given) is the local address the connection came in on AND host matches (exact, "*", or "*.domain" which also matches "domain"; compared with the
 //   Host header lowercased, without its port unless the rule names a port) AND definingRegex
 //   matches AND not (isNotFile and the path is an existing file) AND not (isNotDirectory and the
 //   path is an existing directory).
@@ -18,6 +18,7 @@ const fs = require('fs');
 const path = require('path');
 const { sanitizeTarget, splitTarget } = require('../http/target');
 const { compileHostPattern } = require('../http/host');
+const { compileAddressList } = require('../http/address-list');
 const { compileRegexString } = require('../config/regex-string');
 
 // Returns { rules, errors }; errors name the key path.
@@ -52,6 +53,7 @@ function compileRewriteMap(rewriteMap) {
       defining,
       replacements,
       host: compileHostPattern(entry.host),
+      local: entry.ip ? compileAddressList([entry.ip], 'ip') : null, // the server address it came in on
       isNotFile: entry.isNotFile === true,
       isNotDirectory: entry.isNotDirectory === true,
       append: typeof entry.append === 'string' ? entry.append : '',
@@ -77,7 +79,8 @@ function createRewriteStage(site) {
   const { rules, errors } = compileRewriteMap(site.config.rewriteMap);
   if (errors.length) throw new Error(errors.join('\n'));
   if (rules.length === 0) return null;
-  const { root, sendError } = site;
+  const { sendError } = site;
+  const rootFor = site.rootFor || (() => site.root); // the request's own web root (virtual hosts)
 
   return async function rewrite(req, res, next) {
     const url = req.url;
@@ -85,11 +88,12 @@ function createRewriteStage(site) {
     for (let i = 0; i < rules.length; i++) {
       const rule = rules[i];
       if (rule.host !== null && !rule.host(req)) continue;
+      if (rule.local !== null && !rule.local.has(req.socket && req.socket.localAddress)) continue;
       const input = rule.allowDoubleSlashes ? url : collapseSlashes(url);
       rule.defining.lastIndex = 0;
       if (!rule.defining.test(input)) continue;
       if (rule.isNotFile || rule.isNotDirectory) {
-        if (kind === undefined) kind = await statKind(path.join(root, req.svr.pathname));
+        if (kind === undefined) kind = await statKind(path.join(rootFor(req), req.svr.pathname));
         if (rule.isNotFile && kind === 'file') continue;
         if (rule.isNotDirectory && kind === 'directory') continue;
       }

@@ -4,20 +4,23 @@
 // 301 to the clean URL when the path had to be normalised (or, with `rewriteDirtyURLs: true`,
 // serves the clean URL internally). Fills the per-request record req.svr (docs/architecture.md).
 
-const { sanitizeTarget, originForm } = require('../http/target');
+const { sanitizeTarget, originForm, splitTarget } = require('../http/target');
 const { ALLOW } = require('../http/headers');
 
 function createSanitizeStage(site) {
   const { maxURLLength } = site.config;
   const dirty = site.config.rewriteDirtyURLs === true;
+  const keepDoubleSlashes = site.config.allowDoubleSlashes === true;
   const { sendError } = site;
 
   return function sanitize(req, res, next) {
     const url = req.url || '';
     if (url.length > maxURLLength) return sendError(req, res, 414);
     if (url === '*') return answerAsterisk(req, res, sendError);
-    const result = sanitizeTarget(originForm(url));
+    const target = originForm(url);
+    const result = sanitizeTarget(target);
     if (!result.ok) return sendError(req, res, result.status);
+    if (keepDoubleSlashes && result.changed) keepSlashes(result, target);
     const svr = req.svr;
     svr.cleanHref = result.href; // the clean URL as the client should see it (before any rewrite)
     svr.cleanSearch = result.search;
@@ -31,6 +34,18 @@ function createSanitizeStage(site) {
     req.url = svr.url;
     return next();
   };
+}
+
+// allowDoubleSlashes (SVR.JS 3.14.4+): a URL whose only untidiness is repeated slashes inside the
+// path ("/a//b", never a leading "//") is kept as it came, not redirected; it still maps to the
+// file of its collapsed path. Changes result in place.
+function keepSlashes(result, target) {
+  const { path: rawPath } = splitTarget(target);
+  if (rawPath.startsWith('//')) return;
+  const collapsed = sanitizeTarget(rawPath.replace(/\/{2,}/g, '/'));
+  if (!collapsed.ok || collapsed.changed) return; // something else needed cleaning too
+  result.href = rawPath;
+  result.changed = false;
 }
 
 // "OPTIONS * HTTP/1.1" asks about the server as a whole; any other method with "*" is malformed.

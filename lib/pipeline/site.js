@@ -14,11 +14,20 @@
 //   site.authenticate   null, or authenticate(req) -> Promise<user name | null>: Basic credentials
 //                       checked against `users` (credentials.js), shared by every stage that asks
 //   site.sendError      set by the pipeline once the error pages are built (stage 6)
+//   site.hostHeaders    [{ matches(req), fixed, withPath }]: customHeadersVHost, first match wins
+//   site.rootFor        set by virtual-hosts.js when there are per-host roots: req -> its root
+//   site.shared         {} kept by every virtual host's copy of the site: what a worker has once
+//                       whatever the number of roots (the static stage's file cache)
+//
+// Virtual hosts (SVR.JS 4.4+): hostSite(site, overrides) is the same site with another web root
+// and/or listing switch; virtual-hosts.js builds one per combination at load.
 
 const fs = require('node:fs');
 const path = require('node:path');
 const { serverString, INSTALL_DIR, stateDirectory, modsDirectory } = require('../product');
 const { createAuthenticator } = require('./credentials');
+const { compileHostPattern } = require('../http/host');
+const { compileAddressList } = require('../http/address-list');
 
 const noopLog = { info() {}, warn() {}, error() {} };
 // svr's own code, hidden when the web root is the installation directory (or above it).
@@ -36,7 +45,35 @@ function createSite(config, { log = noopLog, configFile } = {}) {
     protectedPaths: protectedPaths(config, configFile, root),
     authenticate: createAuthenticator(config.users),
     sendError: null,
+    shared: {},
+    hostHeaders: compileVirtualHosts(config.customHeadersVHost).map(({ matches, entry }) => ({
+      matches, ...compileHeaders({ customHeaders: entry.headers }, null),
+    })),
   };
+}
+
+// The same site for one virtual host: its own root (and what hides inside it), its own
+// listing switch. Everything else is shared.
+function hostSite(site, { wwwroot, enableDirectoryListing }) {
+  const config = { ...site.config, wwwroot, enableDirectoryListing };
+  const root = realRoot(wwwroot);
+  return { ...site, config, root, protectedPaths: protectedPaths(config, site.configFile, root), sendError: null };
+}
+
+// SVR.JS's per-host lists ([{ host?, ip?, ...}]): host as http/host.js, ip the local address the
+// connection came in on. Returns [{ matches(req), entry }]; the caller takes the first match.
+function compileVirtualHosts(list) {
+  return (list || []).map((entry) => {
+    const host = compileHostPattern(entry.host);
+    const local = entry.ip ? compileAddressList([entry.ip], 'ip') : null;
+    const matches = (req) => (host === null || host(req)) && (local === null || local.has(req.socket && req.socket.localAddress));
+    return { matches, entry };
+  });
+}
+
+function firstMatch(rules, req) {
+  for (let i = 0; i < rules.length; i++) if (rules[i].matches(req)) return i;
+  return -1;
 }
 
 function realRoot(wwwroot) {
@@ -52,12 +89,13 @@ function realRoot(wwwroot) {
 }
 
 // Server first (customHeaders may override it, as SVR.JS allows), then customHeaders in order.
+// serverName null: only the given headers (a virtual host's, set over the site's).
 function compileHeaders(config, serverName) {
-  const fixed = [['Server', serverName]];
+  const fixed = serverName === null ? [] : [['Server', serverName]];
   const withPath = [];
   for (const [name, value] of Object.entries(config.customHeaders || {})) {
     const text = String(value);
-    if (name.toLowerCase() === 'server') fixed[0] = ['Server', text];
+    if (serverName !== null && name.toLowerCase() === 'server') fixed[0] = ['Server', text];
     else if (text.includes('{path}')) withPath.push([name, text]);
     else fixed.push([name, text]);
   }
@@ -89,7 +127,20 @@ function protectedPaths(config, configFile, root) {
     const p = realOrSelf(path.join(INSTALL_DIR, name));
     if (root !== p && !root.startsWith(p + path.sep)) paths.push(p);
   }
-  return paths;
+  return paths.concat(svrjsInstallPaths(config, root));
 }
 
-module.exports = { createSite, fillPath, headersFor };
+// A web root that is an old SVR.JS installation (SVR.JS's "portable" layout: svr.js and its
+// config.json beside the site) holds SVR.JS's config with password hashes, its modules, mods, logs
+// and temporary files. SVR.JS hid them with disableServerSideScriptExpose (default true); so does svr.
+const SVRJS_FILES = ['config.json', 'svr.js', 'svr.compressed', 'modloader', 'node_modules', 'mods', 'temp',
+  'log', 'cert', 'svrpasswd.js', 'logviewer.js', 'loghighlight.js', 'svr_new.js', 'svrjs.json'];
+
+function svrjsInstallPaths(config, root) {
+  if (config.disableServerSideScriptExpose === false) return [];
+  const isInstall = fs.existsSync(path.join(root, 'config.json')) &&
+    (fs.existsSync(path.join(root, 'svr.js')) || fs.existsSync(path.join(root, 'svr.compressed')));
+  return isInstall ? SVRJS_FILES.map((name) => path.join(root, name)) : [];
+}
+
+module.exports = { createSite, fillPath, headersFor, hostSite, compileVirtualHosts, firstMatch };

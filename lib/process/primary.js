@@ -7,6 +7,7 @@ const cluster = require('node:cluster');
 const log = require('../log');
 const { loadConfig, workerCount } = require('../config/load');
 const { readModKeys } = require('../pipeline/scripting/mod-keys');
+const { describeListenAddress, removeStaleSockets } = require('../config/listen-address');
 const { version } = require('../../package.json');
 const { ensureCertificate, startRenewalTimer } = require('../net/certificate');
 
@@ -34,9 +35,11 @@ class Supervisor {
 
   async start() {
     this.listenForSignals(); // before the first fork: a SIGHUP must never kill a starting server
-    const { config, errors, problem } = this.readConfig();
+    const { config, errors, problem, warnings = [] } = this.readConfig();
+    for (const warning of warnings) log.warn(warning);
     if (errors.length > 0) this.exitWithErrors(problem || 'the config is invalid', errors);
     this.config = config;
+    removeStaleSockets(config, log);
     const count = workerCount(config);
     let listeners;
     try {
@@ -259,20 +262,21 @@ function readConfig(options, { checkOnly = false } = {}) {
     if (!options.disableMods) return { errors: mods.errors, problem: 'cannot load the mods' };
     for (const error of mods.errors) log.warn(`--disable-mods: ${error}`);
   }
-  const { config, errors } = loadConfig(options.configFile, { extraValidators: mods.validators });
-  if (errors.length > 0) return { errors };
+  const { config, errors, warnings } = loadConfig(options.configFile, { extraValidators: mods.validators });
+  if (errors.length > 0) return { errors, warnings };
   if (options.port !== undefined) config.port = options.port;
   if (options.workers !== undefined) config.workers = options.workers;
   // HTTPS: check the certificate files, or make/renew the self-signed one, before any
   // worker (new ones on reload included) reads them.
   const certificate = ensureCertificate(config, { configFile: options.configFile, log, checkOnly });
-  if (certificate.errors.length > 0) return { errors: certificate.errors };
-  return { config, errors };
+  if (certificate.errors.length > 0) return { errors: certificate.errors, warnings };
+  return { config, errors, warnings };
 }
 
-// The one start-up line tests and users look for.
+// The one start-up line tests and users look for; it names what was really bound
+// ("http://[::]:80" is every interface, "http://127.0.0.1:8080" one address, "http+unix:/run/x.sock").
 function banner(listeners, detail) {
-  const addresses = listeners.map(({ scheme, port }) => `${scheme}://localhost:${port}`).join(' and ');
+  const addresses = listeners.map(({ scheme, address }) => describeListenAddress(scheme, address)).join(' and ');
   return `svr ${version} listening on ${addresses} (${detail})`;
 }
 

@@ -5,17 +5,20 @@
 const log = require('../log');
 const accessLog = require('../access-log');
 const { readConfig, banner } = require('./primary');
+const { removeStaleSockets } = require('../config/listen-address');
 const { startWorker } = require('./worker');
 const { installCrashHandlers } = require('../request-context');
 
 function runSingleThreaded(options) {
-  const { config, errors, problem } = readConfig(options);
+  const { config, errors, problem, warnings = [] } = readConfig(options);
+  for (const warning of warnings) log.warn(warning);
   if (errors.length > 0) {
     log.error(`${problem || 'the config is invalid'}:`);
     for (const error of errors) log.error(`  ${error}`);
     process.exit(1);
   }
   log.warn('running single-threaded: a crash stops the server (use this mode for debugging)');
+  removeStaleSockets(config, log);
   const worker = startWorker(config, options.configFile, {
     ready: (listeners) => log.info(banner(listeners, `single-threaded, pid ${process.pid}`)),
     fatal: (code, message) => {

@@ -86,7 +86,7 @@ class Worker {
 
   async listen() {
     await Promise.all(this.listeners.map((listener) => this.listenOne(listener)));
-    this.hooks.ready(this.listeners.map(({ scheme, port }) => ({ scheme, port })));
+    this.hooks.ready(this.listeners.map(({ scheme, port, server }) => ({ scheme, port, address: server.address() })));
   }
 
   listenOne(listener) {
@@ -98,8 +98,9 @@ class Worker {
         this.hooks.fatal(error.code, describe ? describe(port) : `cannot listen on port ${port}: ${error.message}`);
       };
       server.once('error', onListenError);
-      server.listen(port, () => {
-        listener.port = server.address().port;
+      server.listen(listener.listen || { port }, () => {
+        const address = server.address();
+        listener.port = typeof address === 'string' ? address : address.port; // a Unix socket: its path
         // From now on an error is one failed accept (EMFILE, say): log it and keep serving.
         server.off('error', onListenError);
         server.on('error', (error) => log.error(`port ${listener.port}: ${error.message}`));

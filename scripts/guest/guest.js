@@ -1,7 +1,7 @@
 'use strict';
 // A booted Debian guest for test/service.test.js (kept out of test/, where node --test would run
 // every .js file): systemd-nspawn with a volatile overlay over a
-// bookworm root (scripts/test-guest.sh), the checkout bound read-only at /src, commands run in it
+// trixie root (scripts/test-guest.sh), the checkout bound read-only at /src, commands run in it
 // with nsenter. Nothing here sleeps a fixed time: every wait polls a condition with a deadline.
 
 const { spawn, spawnSync } = require('node:child_process');
@@ -66,7 +66,9 @@ function run(cmd, args, opts = {}) {
 }
 
 class Guest {
-  constructor() {
+  // binds: more read-only bind mounts, [[hostDir, guestDir], ...].
+  constructor({ binds = [] } = {}) {
+    this.binds = binds;
     this.name = `svr-test-${process.pid}`;
     // ~400 MB unpacked: /var/tmp is on disk where /tmp may be a small tmpfs.
     const tmp = fs.existsSync('/var/tmp') ? '/var/tmp' : os.tmpdir();
@@ -104,7 +106,8 @@ class Guest {
     this.nspawn = spawn(cmd[0], [...cmd.slice(1),
       '-D', this.root, '-M', this.name,
       '--register=no', '--keep-unit', '--private-network', '--volatile=overlay',
-      `--bind-ro=${CHECKOUT}:/src`, '--console=read-only', '-b',
+      `--bind-ro=${CHECKOUT}:/src`, ...this.binds.map(([from, to]) => `--bind-ro=${from}:${to}`),
+      '--console=read-only', '-b',
     ], { stdio: ['ignore', out, out] });
     fs.closeSync(out);
     this.exited = new Promise((resolve) => this.nspawn.on('exit', (code, signal) => resolve({ code, signal })));
@@ -154,7 +157,9 @@ class Guest {
     return child;
   }
 
-  async shutdown() {
+  // Power the guest off and keep its root. The overlay (--volatile=overlay) took every change, so
+  // boot() starts again from the pristine root, as a fresh machine.
+  async stop() {
     if (this.nspawn && this.nspawn.exitCode === null && this.nspawn.signalCode === null) {
       if (this.pid1) await this.exec('systemctl poweroff', { timeout: 10000 }).catch(() => {});
       let timer;
@@ -166,6 +171,11 @@ class Guest {
         await this.exited;
       }
     }
+    this.pid1 = null;
+  }
+
+  async shutdown() {
+    await this.stop();
     fs.rmSync(this.work, { recursive: true, force: true });
   }
 }

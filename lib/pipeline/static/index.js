@@ -4,17 +4,19 @@
 //   method policy   GET and HEAD; OPTIONS -> 204 + Allow; anything else -> 405 + Allow
 //   resolve.js      URL path -> real path under the path policy (dotfiles, protected paths,
 //                   symlinks, containment); every refusal a 404
-//   directory       301 to add the trailing slash, then index.html / index.htm, a listing
+//   directory       301 to add the trailing slash, then index.html / index.htm / index.xhtml, a listing
 //                   (listing.js, with enableDirectoryListing) or 403
 //   respond.js      one path for a file: representation, preconditions, HEAD/Range, body
+//   head-foot.js    .html pages wrapped in .head/.foot (enableIncludingHeadAndFootInHTML)
 
 const { sanitizeTarget, encodePath } = require('../../http/target');
 const { ALLOW } = require('../../http/headers');
 const { createResolver, errorStatus } = require('./resolve');
 const { createResponder } = require('./respond');
 const { createListing } = require('./listing');
+const { createHeadFoot } = require('./head-foot');
 
-const INDEX_FILES = ['index.html', 'index.htm'];
+const INDEX_FILES = ['index.html', 'index.htm', 'index.xhtml']; // SVR.JS's order
 
 function createStaticStage(site) {
   const { config, sendError } = site;
@@ -23,6 +25,9 @@ function createStaticStage(site) {
   const { resolve, isHidden } = createResolver(site);
   const { respond } = createResponder(site, { isHidden });
   const listDirectory = createListing(site, { isHidden });
+  const headFoot = createHeadFoot(site); // null unless enableIncludingHeadAndFootInHTML and the files exist
+  const serveFile = headFoot === null ? respond
+    : (req, res, found) => (headFoot.applies(found.real) ? headFoot.serve(req, res, found) : respond(req, res, found));
 
   function answerStatus(req, res, status, error) {
     return sendError(req, res, status, { error: status === 500 ? error : undefined });
@@ -51,7 +56,7 @@ function createStaticStage(site) {
     }
     for (const name of INDEX_FILES) {
       const index = resolve(pathname + name);
-      if (index.stats && index.stats.isFile()) return respond(req, res, index);
+      if (index.stats && index.stats.isFile()) return serveFile(req, res, index);
       if (index.status === 403) return sendError(req, res, 403);
     }
     if (!listingEnabled) return sendError(req, res, 403);
@@ -67,7 +72,7 @@ function createStaticStage(site) {
     if (found.status) return answerStatus(req, res, found.status, found.error);
     if (found.stats.isDirectory()) return serveDirectory(req, res, pathname, found.real);
     if (!found.stats.isFile() || pathname.endsWith('/')) return sendError(req, res, 404);
-    return respond(req, res, found);
+    return serveFile(req, res, found);
   };
 }
 

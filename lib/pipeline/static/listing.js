@@ -8,7 +8,11 @@
 //   URL path, never from the file system path); a parent link except at the root;
 // - JSON ({ path, parent, entries:[{name,type,size,modified,href}], truncated }) when Accept
 //   prefers JSON; never an absolute server path in either form;
-// - at most MAX_ENTRIES entries are examined per request (the rest is counted, not listed).
+// - at most MAX_ENTRIES entries are examined per request (the rest is counted, not listed);
+// - SVR.JS's customisation files in the listed directory (HTML, up to 64 KiB each): `.dirhead` or
+//   `HEAD.html` after the title, `.maindesc` below the table, `.dirfoot` or `FOOT.html` at the end;
+//   with `enableDirectoryListingWithDefaultHead`, the web root's `.head`/`head.html` and
+//   `.foot`/`foot.html` (read at load) stand in for a directory without its own.
 
 const fs = require('fs');
 const path = require('path');
@@ -17,6 +21,19 @@ const { escapeHTML, prefersJSON, pageHead } = require('../../http/html');
 const { encodePath, encodeSegment } = require('../../http/target');
 
 const MAX_ENTRIES = 10000;
+const MAX_CUSTOM_BYTES = 64 * 1024;
+
+// The first of `names` in `dir` that is a readable file of at most MAX_CUSTOM_BYTES, else null.
+function readCustom(dir, names) {
+  for (const name of names) {
+    try {
+      const file = path.join(dir, name);
+      const st = fs.statSync(file);
+      if (st.isFile() && st.size <= MAX_CUSTOM_BYTES) return fs.readFileSync(file, 'utf8');
+    } catch { /* not there: try the next one */ }
+  }
+  return null;
+}
 // Case-insensitive, accents after their base letter, numbers by value (file2 before file10).
 const collator = new Intl.Collator('en', { sensitivity: 'accent', numeric: true });
 
@@ -60,6 +77,17 @@ function createListing(site, { isHidden }) {
   const followSymlinks = site.config.followSymlinks === true;
   const allowDotfiles = site.config.allowDotfiles === true;
   const footer = escapeHTML(site.serverName);
+  const withDefaultHead = site.config.enableDirectoryListingWithDefaultHead === true;
+  const defaultHead = withDefaultHead ? readCustom(realRoot, ['.head', 'head.html']) : null;
+  const defaultFoot = withDefaultHead ? readCustom(realRoot, ['.foot', 'foot.html']) : null;
+
+  function customParts(realDir) {
+    return {
+      head: readCustom(realDir, ['.dirhead', 'HEAD.html']) ?? defaultHead ?? '',
+      description: readCustom(realDir, ['.maindesc']),
+      foot: readCustom(realDir, ['.dirfoot', 'FOOT.html']) ?? defaultFoot ?? '',
+    };
+  }
 
   function inside(real) {
     return real === realRoot || real.startsWith(realRoot === '/' ? '/' : realRoot + path.sep);
@@ -134,9 +162,11 @@ function createListing(site, { isHidden }) {
       if (truncated) {
         rows.push(`<tr><td class="empty" colspan="3">${truncated} more entries not shown.</td></tr>`);
       }
-      body = `${pageHead(title, STYLE)}<h1>${title}</h1>\n` +
+      const custom = customParts(realDir);
+      body = `${pageHead(title, STYLE)}<h1>${title}</h1>\n${custom.head}` +
         '<table><thead><tr><th>Name</th><th class="s">Size</th><th class="m">Modified (UTC)</th></tr></thead>\n<tbody>\n' +
-        rows.join('\n') + `\n</tbody></table><footer>${footer}</footer></main></body></html>\n`;
+        rows.join('\n') + '\n</tbody></table>' + (custom.description === null ? '' : `<hr/>${custom.description}`) +
+        `${custom.foot}<footer>${footer}</footer></main></body></html>\n`;
       type = 'text/html; charset=utf-8';
     }
     res.statusCode = 200;

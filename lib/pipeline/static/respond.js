@@ -60,11 +60,14 @@ function createResponder(site, { isHidden }) {
   const { config, sendError } = site;
   const enableETag = config.enableETag !== false;
   const compression = createCompression(config);
-  const cache = new FileCache({
+  // One cache per worker, shared by every virtual host's web root (site.shared), so that
+  // fileCacheMaxBytes bounds the worker, not each root.
+  const shared = site.shared || {};
+  const cache = shared.fileCache || (shared.fileCache = new FileCache({
     maxBytes: config.fileCacheMaxBytes,
     maxFileSize: config.fileCacheMaxFileSize,
     settleMs: settleMsFromEnv(),
-  });
+  }));
 
   // What every response for one version of a file shares, computed once per version.
   function fileFacts(entry, rel) {
