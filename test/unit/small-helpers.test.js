@@ -1,7 +1,7 @@
 'use strict';
-// Small pure helpers, called directly: the product name, the listing's sizes, media types, and
-// the certificate checks that need no files (names a generated certificate covers, SNI names, TLS
-// options).
+// Small pure helpers, called directly: the product name, the listing's sizes, media types, client
+// addresses, and the certificate checks that need no files (names a generated certificate covers,
+// SNI names, TLS options).
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -10,6 +10,7 @@ const { humanSize } = require('../../lib/pipeline/static/listing');
 const { mediaType } = require('../../lib/http/headers');
 const { wantedNames, validSniName, checkTlsOptions } = require('../../lib/net/certificate');
 const { PRODUCT, serverString } = require('../../lib/product');
+const { plainAddress } = require('../../lib/http/address-list');
 
 test('humanSize: bytes, then binary units with one decimal below 100', () => {
   assert.equal(humanSize(0), '0 B');
@@ -57,4 +58,12 @@ test('PRODUCT is the whole Server string by default and its first word with the 
   assert.equal(PRODUCT, 'svr');
   assert.equal(serverString(false), PRODUCT);
   assert.ok(serverString(true).startsWith(`${PRODUCT}/`));
+});
+
+test('plainAddress: an IPv4-mapped IPv6 address as plain IPv4; anything else as it is', () => {
+  assert.equal(plainAddress('::ffff:10.1.2.3'), '10.1.2.3');
+  assert.equal(plainAddress('::FFFF:127.0.0.1'), '127.0.0.1');
+  assert.equal(plainAddress('::ffff:abcd'), '::ffff:abcd', 'not IPv4 after the prefix');
+  assert.equal(plainAddress('2001:db8::1'), '2001:db8::1');
+  assert.equal(plainAddress(undefined), '');
 });
