@@ -425,10 +425,10 @@ describe('checkConfig: a parsed object, checked as loadConfig checks a file', ()
   });
 
   test('names the file it was given in every message, and hands out no config', () => {
-    const result = checkConfig({ wwwroot: os.tmpdir(), port: 'eighty', prot: 1 }, { file: 'given.json', configFile });
+    const result = checkConfig({ wwwroot: os.tmpdir(), logFormat: 'xml', prot: 1 }, { file: 'given.json', configFile });
     assert.equal(result.config, null);
     assert.deepEqual(result.errors, [
-      'given.json: port: expected an integer from 0 to 65535, found "eighty"',
+      'given.json: logFormat: expected one of "combined", "json", found "xml"',
       'given.json: prot: unknown key; did you mean "port"?',
     ]);
   });
