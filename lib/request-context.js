@@ -16,6 +16,18 @@ const { AsyncLocalStorage } = require('node:async_hooks');
 
 const requestContext = new AsyncLocalStorage();
 
+// The worker's watchdog is told when a request enters user code (lib/process/watchdog.js).
+let userCodeObserver = null;
+function observeUserCode(observer) {
+  userCodeObserver = observer;
+}
+
+// requestContext.run for the scripting stage, telling the observer first.
+function runUserCode(state, fn, ...args) {
+  if (userCodeObserver) userCodeObserver(state);
+  return requestContext.run(state, fn, ...args);
+}
+
 function describeError(error) {
   return error instanceof Error ? (error.stack || `${error.name}: ${error.message}`) : `a thrown ${typeof error}: ${String(error)}`;
 }
@@ -55,4 +67,4 @@ function installCrashHandlers({ log, onCrash }) {
   });
 }
 
-module.exports = { requestContext, installCrashHandlers, describeError };
+module.exports = { requestContext, runUserCode, observeUserCode, installCrashHandlers, describeError };

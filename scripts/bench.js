@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 'use strict';
-// `npm run bench`: svr beside nginx, serve, http-server and a bare cluster server, over the same
-// generated files, wrk against one server at a time, in rounds. Prints one results table, the
-// ratios and the servers' startup time and worker memory; writes the same as JSON. See docs-bench.md.
+// `npm run bench`: svr beside nginx, serve, http-server, a bare cluster server and the node ceiling,
+// over the same generated files, wrk (h2load for HTTP/2, openssl s_time for full TLS handshakes)
+// against one server at a time, in rounds.
+// Prints one results table, the ratios, the blog workload's table and the servers' startup time
+// and worker memory; writes the same as JSON, then a chart (SVG) and a Markdown page from that JSON.
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
@@ -10,12 +12,18 @@ const { parseOptions } = require('./bench/options');
 const { ensureTools, ROOT } = require('./bench/tools');
 const { createFixtures, removeFixtures } = require('./bench/fixtures');
 const { scenarios } = require('./bench/scenarios');
-const { SERVERS, SITES, HOST, availableCores } = require('./bench/servers');
+const { SERVERS, SITES, HOST, TLS, availableCores } = require('./bench/servers');
 const { freePort, startProcess, stopProcess, killAllStarted, workerRss, delay } = require('./bench/processes');
 const { runWrk } = require('./bench/wrk');
-const { summariseRuns, computeRatios, formatReport } = require('./bench/report');
+const { runH2load } = require('./bench/h2load');
+const { runSTime } = require('./bench/s-time');
+const { withBusyLoop } = require('./bench/busy-loop');
+const { summariseRuns, computeRatios, computeBlogRatios, formatReport } = require('./bench/report');
+const { measuredCommit } = require('./bench/commit');
+const { writeDocs } = require('./bench/docs');
 
 const IDLE_SETTLE_MS = 1000; // after the first 200 OK, before idle RSS is read: let every worker finish starting
+const BUSY_LOOP_MARGIN_S = 10; // a busy loop child stops by itself this long after its run should have ended
 
 function log(message) {
   process.stderr.write(`${message}\n`);
@@ -47,7 +55,14 @@ function machineInfo() {
 
 function formatRun(run) {
   if (run.failure) return run.failure;
-  return `${Math.round(run.rps)} req/s, p99 ${run.latencyMs.p99.toFixed(2)} ms, errors ${run.errors}`;
+  const p99 = run.latencyMs.p99 === null ? 'n/a' : `${run.latencyMs.p99.toFixed(2)} ms`; // h2load has no percentiles
+  return `${Math.round(run.rps)} req/s, p99 ${p99}, errors ${run.errors}`;
+}
+
+// Whether a server takes part in a scenario (either side may name the other).
+function takesPart(server, scenario) {
+  if (scenario.servers && !scenario.servers.includes(server.name)) return false;
+  return !server.scenarios || server.scenarios.includes(scenario.name);
 }
 
 // Fetches once to check the answer and to learn the headers wrk must send (e.g. the ETag).
@@ -58,13 +73,42 @@ async function prepareCell({ instance, scenario, context }) {
   if (reason) return { ...cell, skipped: `n/a: ${reason}` };
   const url = instance.baseUrl + scenario.path;
   const prepared = await scenario.prepare(url);
-  Object.assign(cell, { check: prepared.check, encoding: prepared.encoding || null, requestHeaders: prepared.headers });
+  Object.assign(cell, { check: prepared.check, encoding: prepared.encoding || null, requestHeaders: prepared.headers, headerNames: prepared.headerNames, tlsVersion: prepared.tlsVersion });
   if (prepared.unreachable) return { ...cell, failure: prepared.check };
   if (prepared.skip) return { ...cell, skipped: prepared.check };
   if (prepared.check !== 'ok') log(`  ${cell.server} ${scenario.name}: check failed (${prepared.check}); measuring anyway`);
   const { tools, options } = context;
-  cell.request = { wrk: tools.wrk, url, headers: prepared.headers, threads: options.threads, connections: options.connections };
+  const connections = scenario.connections || options.connections;
+  cell.connections = connections;
+  const tool = loadTool(scenario, tools);
+  if (tool.missing) return { ...cell, skipped: tool.missing };
+  cell.request = { ...tool, url, headers: prepared.headers, threads: options.threads, connections, expectedBytes: scenario.expectedBytes };
   return cell;
+}
+
+// The load generator a scenario asks for: wrk, h2load (HTTP/2) or openssl s_time (full TLS handshakes).
+function loadTool(scenario, tools) {
+  if (scenario.tool === 'h2load') return tools.h2load ? { h2load: tools.h2load } : { missing: 'h2load not installed (apt-get install nghttp2-client)' };
+  if (scenario.tool === 's_time') return tools.openssl ? { sTime: tools.openssl } : { missing: 'openssl not installed' };
+  return { wrk: tools.wrk };
+}
+
+const RUNNERS = { h2load: runH2load, sTime: ({ sTime, ...request }) => runSTime({ openssl: sTime, ...request }), wrk: runWrk };
+
+// The node ceiling must answer with the header fields svr sends, or it is not the same work.
+function checkSameHeadersAsSvr(cells) {
+  const svr = cells.find((cell) => cell.server === 'svr');
+  const ceiling = cells.find((cell) => cell.server === 'node-ceiling');
+  if (!svr || !ceiling || !svr.headerNames || !ceiling.headerNames || ceiling.check !== 'ok') return;
+  const missing = svr.headerNames.filter((name) => !ceiling.headerNames.includes(name));
+  const extra = ceiling.headerNames.filter((name) => !svr.headerNames.includes(name));
+  if (missing.length || extra.length) ceiling.check = `header fields differ from svr's: missing ${missing.join(',') || 'none'}, extra ${extra.join(',') || 'none'}`;
+}
+
+// One load run with the scenario's tool, beside a busy loop when the scenario asks for one.
+function runLoad(scenario, request, seconds) {
+  const run = RUNNERS[Object.keys(RUNNERS).find((name) => request[name])];
+  return withBusyLoop(Boolean(scenario.busy), seconds + BUSY_LOOP_MARGIN_S, () => run({ ...request, seconds }));
 }
 
 // Round i measures every server once, starting with a different server each round, so that a noisy
@@ -80,14 +124,15 @@ function hasExited(instance) {
 async function measureScenario({ scenario, instances, context }) {
   const { options } = context;
   const cells = [];
-  for (const instance of instances) cells.push(await prepareCell({ instance, scenario, context }));
+  for (const instance of instances) if (takesPart(instance.server, scenario)) cells.push(await prepareCell({ instance, scenario, context }));
+  checkSameHeadersAsSvr(cells);
   const measurable = cells.filter((cell) => cell.request);
   const instanceOf = new Map(measurable.map((cell) => [cell, instances.find((instance) => instance.server.name === cell.server)]));
-  if (options.warmup > 0) for (const cell of measurable) await runWrk({ ...cell.request, seconds: options.warmup });
+  if (options.warmup > 0) for (const cell of measurable) await runLoad(scenario, cell.request, options.warmup);
   for (let round = 0; round < options.runs; round++) {
     for (const cell of rotated(measurable, round)) {
       if (hasExited(instanceOf.get(cell))) continue; // a crash is reported once, below
-      const run = await runWrk({ ...cell.request, seconds: options.duration });
+      const run = await runLoad(scenario, cell.request, options.duration);
       run.round = round + 1;
       run.loadAverage = Number(os.loadavg()[0].toFixed(2)); // how busy the shared machine was
       log(`  ${scenario.name} ${cell.server} run ${round + 1}/${options.runs}: ${formatRun(run)}`);
@@ -130,10 +175,10 @@ async function launch(instance, context) {
   const { tools, fixtures, options, workers } = context;
   const workDir = fs.mkdtempSync(path.join(fixtures.root, `${server.name}-${site}-`));
   const port = await freePort();
-  instance.baseUrl = `http://${HOST}:${port}`;
+  instance.baseUrl = `${site === TLS ? 'https' : 'http'}://${HOST}:${port}`;
   instance.logFile = path.join(workDir, 'output.log');
   instance.proc = null;
-  const spec = server.command({ tools, wwwroot: fixtures.sites[site], port, workDir, options, workers });
+  const spec = server.command({ tools, wwwroot: fixtures.sites[site], port, workDir, options, workers, site, fixtures });
   log(`[${server.name} ${site}] starting on port ${port}`);
   try {
     const started = await startProcess({ ...spec, logFile: instance.logFile, readyUrl: instance.baseUrl + readyPath });
@@ -166,13 +211,13 @@ function unavailableCells(server, reason, siteScenarios) {
 // them one at a time (see measureScenario).
 async function benchSite(site, context) {
   const siteScenarios = context.scenarioList.filter((scenario) => scenario.site === site);
-  const servers = context.serverList.filter((server) => server.sites.includes(site));
+  const servers = context.serverList.filter((server) => server.sites.includes(site) && siteScenarios.some((scenario) => takesPart(server, scenario)));
   const cells = [];
   const instances = [];
   if (!siteScenarios.length) return { instances: [], cells };
   for (const server of servers) {
-    const unavailable = server.available(context.tools, context.options);
-    if (unavailable) cells.push(...unavailableCells(server, unavailable, siteScenarios));
+    const unavailable = server.available(context.tools, context.options, context.fixtures, site);
+    if (unavailable) cells.push(...unavailableCells(server, unavailable, siteScenarios.filter((scenario) => takesPart(server, scenario))));
     else instances.push(await startInstance({ server, site, readyPath: siteScenarios[0].path, context }));
   }
   const running = () => instances.filter((instance) => instance.proc && !hasExited(instance));
@@ -205,16 +250,27 @@ async function main() {
   const options = parseOptions(process.argv.slice(2));
   if (options.help) return void console.log(options.usage);
   const serverList = pickByName(SERVERS, options.servers, 'server');
+  const commit = measuredCommit(path.dirname(path.resolve(options.svr || path.join(ROOT, 'svr.js'))));
+  log(`svr bench: measuring commit ${commit.label}`);
   const tools = ensureTools(options, log);
   if (!tools.wrk) throw new Error('wrk is needed: apt-get install wrk (or run as root so the benchmark installs it)');
-  const fixtures = createFixtures();
+  const fixtures = createFixtures({ openssl: tools.openssl });
   process.on('exit', () => {
     killAllStarted();
     if (!options.keep) removeFixtures(fixtures);
   });
   const scenarioList = pickByName(scenarios(fixtures), options.only, 'scenario');
   const context = { tools, fixtures, options, workers: options.workers || availableCores(), scenarioList, serverList };
-  const meta = { date: new Date().toISOString(), machine: machineInfo(), versions: tools.versions, options, workers: context.workers };
+  const meta = {
+    date: new Date().toISOString(),
+    commit,
+    machine: machineInfo(),
+    versions: tools.versions,
+    options,
+    workers: context.workers,
+    schedulingPolicy: process.env.NODE_CLUSTER_SCHED_POLICY || null, // set: svr, node-ceiling and bare-cluster all use it
+    certificate: fixtures.certificate ? fixtures.certificate.algorithm : null,
+  };
   log(`svr bench: ${context.scenarioList.length} scenarios x ${serverList.length} servers, ${options.runs} x ${options.duration}s runs, files in ${fixtures.root}`);
   const instances = [];
   const cells = [];
@@ -225,9 +281,15 @@ async function main() {
   }
   meta.machine.loadAverageAtEnd = os.loadavg().map((value) => Number(value.toFixed(2)));
   sortCells(cells, context.scenarioList, serverList);
-  const results = { meta, instances, cells, ratios: computeRatios(cells, context.scenarioList.map((scenario) => scenario.name)) };
+  const scenarioNames = context.scenarioList.map((scenario) => scenario.name);
+  const scenarioLabels = Object.fromEntries(context.scenarioList.filter((scenario) => scenario.label).map((scenario) => [scenario.name, scenario.label]));
+  const results = { meta, scenarioLabels, instances, cells, ratios: computeRatios(cells, scenarioNames), blog: computeBlogRatios(cells) };
   console.log(formatReport(results));
-  log(`results written to ${writeJson(results, options)}`);
+  const jsonFile = writeJson(results, options);
+  log(`results written to ${jsonFile}`);
+  const docs = writeDocs({ jsonFile, options, root: ROOT, log });
+  if (docs) log(`chart and table written to ${docs.svg} and ${docs.markdown}`);
+  log(`measured commit ${commit.label}`);
   if (options.keep) log(`temp dir kept: ${fixtures.root}`);
 }
 

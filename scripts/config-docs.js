@@ -34,9 +34,11 @@ const GROUPS = [
   ['HTTPS and HTTP/2', ['secure', 'sport', 'spubport', 'pubport', 'cert', 'key', 'sni', 'enableHTTP2',
     'disableNonEncryptedServer', 'disableToHTTPSRedirect', 'domain', 'tlsMinVersion', 'tlsMaxVersion',
     'cipherSuite', 'ecdhCurve', 'signatureAlgorithms', 'useClientCertificate', 'rejectUnauthorizedClientCertificates',
-    'http2Settings', 'hstsMaxAge', 'stateDirectory']],
+    'hstsMaxAge', 'stateDirectory']],
   ['Compression and the file cache', ['enableCompression', 'dontCompress', 'fileCacheMaxBytes',
     'fileCacheMaxFileSize']],
+  ['Limits and liveness (docs/limits.md)', ['workerStallTimeout', 'scriptTimeout', 'reloadTransferTimeout',
+    'maxConnections', 'maxPostDataInFlight', 'http2Settings', 'compressionMaxStreams', 'compressionMaxFileSize']],
   // Keys of the reverse proxy and monitoring work; a name the schema does not have is skipped.
   ['Reverse proxy and monitoring', ['proxy', 'trustedProxies', 'acceptProxyProtocol', 'health',
     'metrics']],

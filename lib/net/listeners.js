@@ -6,6 +6,13 @@ const http = require('node:http');
 const { createSecureServer } = require('./tls-context');
 const { handleUpgrade } = require('./upgrade');
 const { parseListenAddress } = require('../config/listen-address');
+const { closeSilentConnections } = require('./silent-connections');
+const { boundPipelining } = require('./pipelining');
+const { maxConnections, limitConnections } = require('./connection-limit');
+
+// Requests of one HTTP/1.1 connection handled at once; more pipelined ones wait their turn.
+// apt pipelines 10 deep by default (Acquire::http::Pipeline-Depth): they all run at once.
+const MAX_PIPELINED_RUNNING = 16;
 
 function serverOptions(config) {
   return {
@@ -35,19 +42,22 @@ function createListeners(config, handlers) {
   if (!config.secure || !config.disableNonEncryptedServer) {
     const redirect = config.secure && !config.disableToHTTPSRedirect;
     const onRequest = redirect ? handlers.httpsRedirect : handler;
-    const server = http.createServer(serverOptions(config), onRequest);
+    const server = http.createServer(serverOptions(config), boundPipelining(onRequest, MAX_PIPELINED_RUNNING));
     applyTimeouts(server, config);
+    closeSilentConnections(server, config.headersTimeout);
     listeners.push({ server, port: config.port, listen: parseListenAddress(config.port), scheme: 'http', onRequest });
   }
   if (config.secure) {
-    const { server, drain, reload } = createSecureServer(config, handler, serverOptions(config));
+    const { server, drain, reload } = createSecureServer(config, boundPipelining(handler, MAX_PIPELINED_RUNNING), serverOptions(config));
     applyTimeouts(server, config);
+    closeSilentConnections(server, config.headersTimeout);
     listeners.push({ server, port: config.sport, listen: parseListenAddress(config.sport), scheme: 'https', drain, reload, onRequest: handler });
   }
   for (const { server, onRequest } of listeners) {
     if (handlers.connect) server.on('connect', handlers.connect);
     server.on('upgrade', (req, socket, head) => handleUpgrade(req, socket, head, onRequest));
   }
+  limitConnections(listeners.map(({ server }) => server), maxConnections(config));
   return listeners;
 }
 

@@ -96,6 +96,16 @@ function secureHandler(config, handler) {
   };
 }
 
+// The SETTINGS advertised: http2Settings over our defaults (the schema fills in
+// maxConcurrentStreams; a config built without the schema still gets the bound).
+// http2Settings (SVR.JS's key): Node's HTTP/2 settings over svr's defaults (128 concurrent streams,
+// as nginx); maxHeaderSize still bounds the header list.
+function http2Settings(config, serverOptions) {
+  const settings = Object.assign({ maxConcurrentStreams: 128 }, config.http2Settings);
+  if (serverOptions.maxHeaderSize) settings.maxHeaderListSize = serverOptions.maxHeaderSize;
+  return settings;
+}
+
 // The HTTPS server for `sport`: HTTP/2 with HTTP/1.1 fallback (ALPN) when enableHTTP2, else
 // HTTPS. Returns { server, drain, reload }:
 //   drain() sends every HTTP/2 session a GOAWAY, so clients finish their streams and open new
@@ -123,9 +133,7 @@ function createSecureServer(config, handler, serverOptions = {}) {
     return { server, drain: () => {}, reload };
   }
   options.allowHTTP1 = true;
-  // http2Settings (SVR.JS): Node's HTTP/2 settings; maxHeaderSize still bounds the header list.
-  options.settings = { ...(config.http2Settings || {}) };
-  if (serverOptions.maxHeaderSize) options.settings.maxHeaderListSize = serverOptions.maxHeaderSize;
+  options.settings = http2Settings(config, serverOptions);
   server = http2.createSecureServer(options, h);
   const sessions = new Set();
   let draining = false;

@@ -10,6 +10,7 @@ const { readModKeys } = require('../pipeline/scripting/mod-keys');
 const { describeListenAddress, removeStaleSockets } = require('../config/listen-address');
 const { version } = require('../../package.json');
 const { ensureCertificate, startRenewalTimer } = require('../net/certificate');
+const { Watchdog } = require('./watchdog');
 
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_CAP_MS = 15000;
@@ -27,6 +28,14 @@ class Supervisor {
     this.reloading = false;
     this.reloadQueued = false;
     this.started = false;
+    this.watchdog = new Watchdog({
+      stallTimeoutMs: () => this.config?.workerStallTimeout ?? 0,
+      onStall: (worker, description) => {
+        worker.svr.stalled = true;
+        log.error(`worker ${worker.process.pid} stalled: ${description}; killing it and starting a replacement`);
+      },
+      onHeartbeat: (worker, served) => { worker.svr.served = served; },
+    });
   }
 
   readConfig() {
@@ -71,11 +80,12 @@ class Supervisor {
 
   fork() {
     const worker = cluster.fork();
-    worker.svr = { startedAt: Date.now(), ready: false, retiring: false };
+    worker.svr = { startedAt: Date.now(), ready: false, retiring: false, served: 0 };
     this.alive.add(worker);
     worker.once('exit', () => this.alive.delete(worker));
     worker.send({ type: 'config', config: this.config, configFile: this.options.configFile, disableMods: this.options.disableMods });
     worker.on('message', (message) => this.onMessage(worker, message));
+    this.watchdog.watch(worker);
     this.pool.add(worker);
     return worker;
   }
@@ -116,12 +126,20 @@ class Supervisor {
     if (worker.svr.retiring || worker.svr.abandoned) return;
     const uptime = Date.now() - worker.svr.startedAt;
     log.warn(`worker ${worker.process.pid} died (${describeExit(code, signal)}) after ${uptime} ms`);
-    this.earlyDeaths = uptime < STABLE_UPTIME_MS ? this.earlyDeaths + 1 : 1;
+    this.countDeath(worker, uptime);
     this.replaceLater(this.backoffDelay());
   }
 
-  // A worker hit an uncaught exception: it finishes its in-flight requests and exits by itself.
-  // Its replacement starts now (with the crash-loop backoff), not when it has exited.
+  // The backoff is for a crash loop at start (attack report, finding 9): a worker that died
+  // before it was ready, or young without having served a request. A worker that served was
+  // killed by a request (or an operator): it is replaced at once, however often that happens.
+  countDeath(worker, uptime) {
+    const crashLoop = !worker.svr.ready || (uptime < STABLE_UPTIME_MS && worker.svr.served === 0);
+    this.earlyDeaths = crashLoop ? this.earlyDeaths + 1 : 0;
+  }
+
+  // A worker hit an uncaught exception: it keeps accepting until its replacement listens, then
+  // is drained as in a reload (idle keep-alive connections get a grace, not a cut: finding 18).
   onMessage(worker, message) {
     if (message?.type === 'recycle') this.onRecycle(worker, message);
     // The cluster's own "close" message travels before this one on the same ordered channel,
@@ -135,10 +153,9 @@ class Supervisor {
     this.pool.delete(worker);
     const uptime = Date.now() - worker.svr.startedAt;
     log.warn(`worker ${worker.process.pid} is recycling after an uncaught exception (${message.message}) after ${uptime} ms`);
-    this.earlyDeaths = uptime < STABLE_UPTIME_MS ? this.earlyDeaths + 1 : 1;
-    this.replaceLater(this.backoffDelay());
-    const backstop = setTimeout(() => worker.process.kill('SIGKILL'), this.config.shutdownTimeout + 2000);
-    worker.once('exit', () => clearTimeout(backstop));
+    if (Number.isInteger(message.served)) worker.svr.served = message.served;
+    this.countDeath(worker, uptime);
+    this.replaceLater(this.backoffDelay()).then(() => this.drain(worker, RELOAD_IDLE_GRACE_MS));
   }
 
   // The first death is replaced at once; each further death of a young worker doubles the wait.
@@ -147,14 +164,15 @@ class Supervisor {
     return Math.min(BACKOFF_BASE_MS * 2 ** (this.earlyDeaths - 2), BACKOFF_CAP_MS);
   }
 
+  // Resolves once the replacement listens, or failed, or was not needed.
   replaceLater(delay) {
     log.info(`starting a replacement worker in ${delay} ms`);
-    setTimeout(() => {
+    return new Promise((resolve) => setTimeout(resolve, delay)).then(() => {
       // A reload may have refilled the pool meanwhile: never run more than `workers`.
-      if (this.stopping || this.pool.size >= workerCount(this.config)) return;
+      if (this.stopping || this.pool.size >= workerCount(this.config)) return undefined;
       const worker = this.fork();
-      this.whenReady(worker).catch((error) => log.error(`replacement worker failed: ${error.message}`));
-    }, delay);
+      return this.whenReady(worker).catch((error) => log.error(`replacement worker failed: ${error.message}`));
+    });
   }
 
   async reload() {
@@ -222,11 +240,14 @@ class Supervisor {
     worker.process.kill('SIGKILL');
   }
 
-  drain(worker, idleGraceMs) {
+  // A stop keeps to shutdownTimeout; a reload or recycle lets responses that are still moving go
+  // on up to reloadTransferTimeout (the worker decides which: finding 14).
+  drain(worker, idleGraceMs, { stopping = false } = {}) {
     if (worker.isDead()) return; // died during a reload before its turn to retire
     const timeoutMs = this.config.shutdownTimeout;
-    if (worker.isConnected()) worker.send({ type: 'drain', idleGraceMs, timeoutMs });
-    const backstop = setTimeout(() => worker.process.kill('SIGKILL'), timeoutMs + 2000);
+    const transferTimeoutMs = stopping ? timeoutMs : Math.max(timeoutMs, this.config.reloadTransferTimeout ?? 0);
+    if (worker.isConnected()) worker.send({ type: 'drain', idleGraceMs, timeoutMs, transferTimeoutMs });
+    const backstop = setTimeout(() => worker.process.kill('SIGKILL'), transferTimeoutMs + 2000);
     worker.once('exit', () => clearTimeout(backstop));
   }
 
@@ -238,7 +259,7 @@ class Supervisor {
     }
     this.stopping = true;
     log.info(`${signal}: stopping gracefully (in-flight requests get up to ${this.config.shutdownTimeout} ms)`);
-    for (const worker of this.alive) this.drain(worker, 0);
+    for (const worker of this.alive) this.drain(worker, 0, { stopping: true });
     this.exitWhenEmpty();
   }
 

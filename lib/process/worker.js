@@ -9,7 +9,10 @@ const accessLog = require('../access-log');
 const { createPipeline } = require('../pipeline');
 const { createListeners } = require('../net/listeners');
 const { BARE_501 } = require('../http/headers');
-const { installCrashHandlers } = require('../request-context');
+const { throttledErrorLog } = require('../net/connection-limit');
+const { installCrashHandlers, observeUserCode } = require('../request-context');
+const { startHeartbeat } = require('./watchdog');
+const { watchProgress, SAMPLE_MS } = require('./drain-progress');
 
 // Errors on listen that no restart can fix: the primary stops with the message instead of looping.
 const FATAL_LISTEN_ERRORS = {
@@ -19,6 +22,8 @@ const FATAL_LISTEN_ERRORS = {
 };
 
 const DRAIN_SWEEP_MS = 50;
+const RECYCLE_IDLE_GRACE_MS = 1000; // as a reload: closing an idle socket races a request on its way
+const RECYCLE_WAIT_MS = 35000; // longer than the primary's wait for a replacement to be ready
 
 class Worker {
   constructor(config, configFile, hooks, options = {}) {
@@ -28,6 +33,7 @@ class Worker {
     this.exitCode = 0;
     this.sockets = new Map(); // socket -> { active, idleSince }
     this.draining = false;
+    this.served = 0; // requests given to this worker; the primary's crash backoff reads it
     this.configFile = configFile;
     this.build(config);
     this.listeners = createListeners(config, {
@@ -64,6 +70,7 @@ class Worker {
   // handle: what answers the request (the site's pipeline, or the plain port's HTTPS redirect).
   // An absolute-form request goes to the mods that take proxy requests, when there are any.
   onRequest(req, res, handle) {
+    this.served++;
     if (this.logRequest) this.logRequest(req, res);
     // Sockets are tracked as accepted; over TLS req.socket is the TLS socket wrapping it
     // (for HTTP/2, a proxy of it), whose _parent is the accepted one.
@@ -103,7 +110,7 @@ class Worker {
         listener.port = typeof address === 'string' ? address : address.port; // a Unix socket: its path
         // From now on an error is one failed accept (EMFILE, say): log it and keep serving.
         server.off('error', onListenError);
-        server.on('error', (error) => log.error(`port ${listener.port}: ${error.message}`));
+        server.on('error', throttledErrorLog(log, `port ${listener.port}`));
         resolve();
       });
     });
@@ -112,7 +119,9 @@ class Worker {
   // idleGraceMs: how long a keep-alive connection may sit idle before it is closed. During
   // a reload it is a second: busy clients get "Connection: close" on their next response
   // instead, which is race-free; closing an idle socket races a request already on its way.
-  drain(idleGraceMs, timeoutMs) {
+  // transferTimeoutMs (reloads and recycles): responses still moving at timeoutMs may go on
+  // until then; the rest are cut at timeoutMs.
+  drain(idleGraceMs, timeoutMs, transferTimeoutMs = timeoutMs) {
     if (this.draining) return;
     this.draining = true;
     // net.Server#close stops accepting; http.Server#close would also drop idle keep-alive
@@ -122,8 +131,9 @@ class Worker {
       if (drain) drain();
     }
     const sweep = setInterval(() => this.closeIdle(idleGraceMs), DRAIN_SWEEP_MS);
-    const force = setTimeout(() => this.exit(`forced after ${timeoutMs} ms with ${this.sockets.size} connection(s) open`), timeoutMs);
-    force.unref();
+    const progress = watchProgress(this.sockets);
+    const startedAt = Date.now();
+    setTimeout(() => this.forceUnlessMoving(progress, startedAt, transferTimeoutMs), timeoutMs).unref();
     this.onDrained = () => { clearInterval(sweep); this.exit(); };
     // In a cluster the primary may already have handed us a connection that is still in the
     // IPC pipe; exiting before it arrives would leave that client hanging. So exit only once
@@ -133,6 +143,21 @@ class Worker {
       this.closeIdle(idleGraceMs);
     });
     this.closeIdle(idleGraceMs);
+  }
+
+  // At shutdownTimeout: exit, unless responses are still moving (and transferTimeoutMs has not
+  // passed): then cut the others and look again every second.
+  forceUnlessMoving(progress, startedAt, transferTimeoutMs) {
+    const elapsed = Date.now() - startedAt;
+    const moving = elapsed < transferTimeoutMs ? progress.moving() : new Set();
+    const busy = [...this.sockets.values()].filter((state) => state.active > 0).length;
+    if (busy === 0 && this.waitingForTransfers) return this.exit(); // the last ones finished; the rest idle
+    if (moving.size === 0) return this.exit(`forced after ${elapsed} ms with ${this.sockets.size} connection(s) open`);
+    for (const socket of this.sockets.keys()) if (!moving.has(socket)) socket.destroy();
+    if (!this.waitingForTransfers) log.info(`drain: ${moving.size} response(s) still moving after ${elapsed} ms; waiting for them (up to ${transferTimeoutMs} ms)`);
+    this.waitingForTransfers = true;
+    setTimeout(() => this.forceUnlessMoving(progress, startedAt, transferTimeoutMs), SAMPLE_MS).unref();
+    return undefined;
   }
 
   closeIdle(idleGraceMs) {
@@ -149,15 +174,24 @@ class Worker {
     process.exit(this.exitCode);
   }
 
-  // After an uncaught exception: this process may be in a broken state. Stop accepting, let the
-  // other in-flight requests finish, exit 1; the primary starts a replacement at once.
+  // After an uncaught exception: this process may be in a broken state, so it goes, but without
+  // an outage (attack report, finding 9): in a cluster it keeps accepting until the primary has a
+  // replacement listening and sends 'drain'; then in-flight requests finish and it exits 1.
+  // Single-threaded there is no replacement: it drains at once.
   recycle(error) {
-    if (this.draining) return;
+    if (this.draining || this.recycling) return;
+    this.recycling = true;
     const reason = error instanceof Error ? error.message : String(error);
-    log.warn('uncaught exception: this worker stops accepting, finishes its in-flight requests and exits');
     this.exitCode = 1;
-    if (this.hooks.recycle) this.hooks.recycle(reason);
-    this.drain(0, this.config.shutdownTimeout);
+    if (this.hooks.recycle) {
+      log.warn('uncaught exception: this worker serves until its replacement listens, then finishes its in-flight requests and exits');
+      this.hooks.recycle(reason, this.served);
+      // No drain from the primary (gone, or no replacement could start): drain anyway.
+      setTimeout(() => this.drain(RECYCLE_IDLE_GRACE_MS, this.config.shutdownTimeout, this.config.reloadTransferTimeout), RECYCLE_WAIT_MS).unref();
+      return;
+    }
+    log.warn('uncaught exception: this worker stops accepting, finishes its in-flight requests and exits');
+    this.drain(RECYCLE_IDLE_GRACE_MS, this.config.shutdownTimeout);
   }
 }
 
@@ -189,11 +223,15 @@ function runClusterWorker() {
       worker = startWorker(message.config, message.configFile, {
         ready: (listeners) => process.send({ type: 'ready', listeners }),
         fatal: (code, text) => process.send({ type: 'fatal', code, message: text }, () => process.exit(1)),
-        recycle: (text) => { if (process.connected) process.send({ type: 'recycle', message: text }); },
+        recycle: (text, served) => { if (process.connected) process.send({ type: 'recycle', message: text, served }); },
         stoppedAccepting,
       }, { disableMods: message.disableMods });
+      if (worker) {
+        const send = (beat) => { if (process.connected) process.send(beat); };
+        observeUserCode(startHeartbeat({ stallTimeoutMs: message.config.workerStallTimeout, send, served: () => worker.served }));
+      }
     } else if (message.type === 'drain' && worker) {
-      worker.drain(message.idleGraceMs, message.timeoutMs);
+      worker.drain(message.idleGraceMs, message.timeoutMs, message.transferTimeoutMs);
     }
   });
   // The primary is gone (killed with -9, say): nobody supervises this worker any more.

@@ -4,12 +4,22 @@
 //   static/bench-100k.js    100 KiB of JavaScript (varied, so it compresses like real code)
 //   static/bench-4m.bin     4 MiB of random bytes
 //   static/dir1000/         a directory of 1,000 small files
+//   static/bench-100k-pre.js the same JavaScript with precompressed siblings .br (quality 11) and
+//                           .gz (level 9), for svr's precompressed br vs nginx's gzip_static
+//   gzip/bench-100k.js      the same JavaScript again, on a site where svr keeps no file in memory,
+//                           so both svr and nginx gzip it on every request
 //   cpu/serverSideScript.js svr's script for the CPU-bound scenario (a function body, SVR.JS style)
+//   blog/serverSideScript.js the SVR.JS blog's /fibonacci?n=N workload (fib-work.js)
+//   tls/bench-1k.html       the 1 KiB page again, for the HTTPS rows
+//   certificate/            a self-signed certificate for svr and nginx (with openssl)
 const crypto = require('crypto');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
+const zlib = require('zlib');
 const { SCRIPT_BODY } = require('./cpu-work');
+const { FIB_SCRIPT_BODY } = require('./fib-work');
+const { createCertificate } = require('./certificate');
 
 const KIB = 1024;
 const DIR_ENTRIES = 1000;
@@ -52,12 +62,21 @@ function writeDirectoryOfEntries(dir) {
   }
 }
 
-function createFixtures() {
+function writePrecompressed(file, data) {
+  fs.writeFileSync(file, data);
+  fs.writeFileSync(`${file}.gz`, zlib.gzipSync(data, { level: 9 }));
+  fs.writeFileSync(`${file}.br`, zlib.brotliCompressSync(data, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 } }));
+}
+
+// openssl: the path of the openssl command, or null (then the HTTPS rows are skipped).
+function createFixtures({ openssl } = {}) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-bench-'));
-  const staticRoot = path.join(root, 'static');
-  const cpuRoot = path.join(root, 'cpu');
-  fs.mkdirSync(staticRoot);
-  fs.mkdirSync(cpuRoot);
+  const sites = {};
+  for (const site of ['static', 'gzip', 'cpu', 'blog', 'tls']) {
+    sites[site] = path.join(root, site);
+    fs.mkdirSync(sites[site]);
+  }
+  const staticRoot = sites.static;
   const files = {
     html: html1k(),
     js: javascript(100 * KIB),
@@ -67,10 +86,15 @@ function createFixtures() {
   fs.writeFileSync(path.join(staticRoot, 'bench-100k.js'), files.js);
   fs.writeFileSync(path.join(staticRoot, 'bench-4m.bin'), files.bin);
   writeDirectoryOfEntries(path.join(staticRoot, 'dir1000'));
-  fs.writeFileSync(path.join(cpuRoot, 'serverSideScript.js'), SCRIPT_BODY);
+  writePrecompressed(path.join(staticRoot, 'bench-100k-pre.js'), files.js);
+  fs.writeFileSync(path.join(sites.gzip, 'bench-100k.js'), files.js);
+  fs.writeFileSync(path.join(sites.cpu, 'serverSideScript.js'), SCRIPT_BODY);
+  fs.writeFileSync(path.join(sites.blog, 'serverSideScript.js'), FIB_SCRIPT_BODY);
+  fs.writeFileSync(path.join(sites.tls, 'bench-1k.html'), files.html);
   return {
     root,
-    sites: { static: staticRoot, cpu: cpuRoot },
+    sites,
+    certificate: openssl ? createCertificate(openssl, path.join(root, 'certificate')) : null,
     sizes: { html: files.html.length, js: files.js.length, bin: files.bin.length },
     dirEntries: DIR_ENTRIES,
   };

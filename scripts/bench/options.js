@@ -16,7 +16,14 @@ const DEFAULTS = {
   keep: false, // keep the temp dir (files, configs, logs) for inspection
   install: true, // apt-get/npm install what is missing
   svr: '', // svr.js to benchmark; empty = the one in this checkout
+  docs: 'auto', // write docs/performance-latest.md and docs/performance.svg: auto = after a complete run
 };
+
+const SCENARIO_NAMES = [
+  'html-1k', 'js-100k', 'bin-4m', 'revalidate-304', 'dir-1000', 'compressed-100k', 'precompressed-100k', 'gzip-100k', 'cpu',
+  'blog-c5', 'blog-c5-busy', 'blog-c32', 'blog-c32-busy', 'tls-html-1k', 'h2-html-1k', 'tls-new-conn', 'tls-resumed-conn',
+];
+const SERVER_NAMES = ['nginx', 'serve', 'http-server', 'node-ceiling', 'svr', 'svr-single', 'bare-cluster', 'svr-none', 'svr-rr', 'bare-cluster-none', 'bare-cluster-rr'];
 
 const USAGE = `Usage: npm run bench -- [options]
   --duration S       seconds per measured run (default ${DEFAULTS.duration})
@@ -25,12 +32,17 @@ const USAGE = `Usage: npm run bench -- [options]
   --connections N    wrk connections (default ${DEFAULTS.connections})
   --threads N        wrk threads (default ${DEFAULTS.threads})
   --workers N        svr and bare-cluster workers (default: available cores)
-  --only a,b         scenarios to run (default: all)
-  --servers a,b      servers to run (default: all)
+  --only a,b         scenarios to run (default: all), of:
+                       ${SCENARIO_NAMES.slice(0, 9).join(' ')}
+                       ${SCENARIO_NAMES.slice(9).join(' ')}
+  --servers a,b      servers to run (default: all), of:
+                       ${SERVER_NAMES.join(' ')}
   --out FILE         JSON results file (default .bench/results-<date>.json)
   --keep             keep the temp dir with files, configs and logs
   --no-install       do not apt-get/npm install missing tools; skip what is missing
   --svr PATH         the svr.js to benchmark (default: svr.js of this checkout)
+  --docs, --no-docs  write docs/performance-latest.md and docs/performance.svg from the results
+                     (default: only after a complete run, without --only and --servers)
 Each option can also be set as BENCH_<NAME> in the environment, e.g. BENCH_DURATION=10.`;
 
 function envValue(name) {
@@ -53,6 +65,11 @@ function positiveNumber(name, value) {
   const number = Number(value);
   if (!Number.isFinite(number) || number < 0) throw new Error(`--${name}: expected a number >= 0, got "${value}"`);
   return number;
+}
+
+function toDocs(value) {
+  if (value === undefined || value === 'auto') return 'auto';
+  return value === '' || toBoolean(value);
 }
 
 function parseOptions(argv) {
@@ -80,7 +97,8 @@ function parseOptions(argv) {
     keep: toBoolean(pick('keep')),
     install: toBoolean(pick('install')),
     svr: pick('svr'),
+    docs: toDocs(pick('docs')),
   };
 }
 
-module.exports = { parseOptions, USAGE };
+module.exports = { parseOptions, USAGE, SCENARIO_NAMES, SERVER_NAMES };

@@ -3,6 +3,8 @@
 const { spawn } = require('child_process');
 const fs = require('fs');
 const http = require('http');
+const http2 = require('http2');
+const https = require('https');
 const net = require('net');
 
 const START_TIMEOUT_MS = 15000;
@@ -24,17 +26,49 @@ function freePort() {
   });
 }
 
-// One HTTP request over a fresh connection; resolves with status, headers and body.
+// One HTTP/1.1 request over a fresh connection (https: the bench's self-signed certificate is
+// accepted); resolves with status, headers, body and, over TLS, the protocol version negotiated.
 function fetchOnce(url, headers = {}, timeoutMs = 10000) {
+  const secure = url.startsWith('https:');
   return new Promise((resolve, reject) => {
-    const req = http.get(url, { headers, agent: false }, (res) => {
+    const options = { headers, agent: false, ...(secure ? { rejectUnauthorized: false } : {}) };
+    const req = (secure ? https : http).get(url, options, (res) => {
+      const tlsVersion = secure ? res.socket.getProtocol() : null;
       const chunks = [];
       res.on('data', (chunk) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks), tlsVersion }));
       res.on('error', reject);
     });
     req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
     req.on('error', reject);
+  });
+}
+
+// One HTTP/2 request (TLS, certificate accepted); resolves like fetchOnce plus the ALPN protocol.
+function fetchH2Once(url, headers = {}, timeoutMs = 10000) {
+  return new Promise((resolve, reject) => {
+    const session = http2.connect(url, { rejectUnauthorized: false });
+    const fail = (err) => {
+      session.destroy();
+      reject(err);
+    };
+    session.once('error', fail);
+    const timer = setTimeout(() => fail(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    const { pathname, search } = new URL(url);
+    const stream = session.request({ ':path': pathname + search, ...headers });
+    const chunks = [];
+    let responseHeaders = {};
+    stream.on('response', (received) => (responseHeaders = received));
+    stream.on('data', (chunk) => chunks.push(chunk));
+    stream.once('error', fail);
+    stream.on('end', () => {
+      clearTimeout(timer);
+      const alpn = session.alpnProtocol;
+      const tlsVersion = session.socket ? session.socket.getProtocol() : null;
+      session.close();
+      resolve({ status: responseHeaders[':status'], headers: responseHeaders, body: Buffer.concat(chunks), alpn, tlsVersion });
+    });
+    stream.end();
   });
 }
 
@@ -157,4 +191,4 @@ function workerRss(pid) {
   return { processes: perProcessKiB.length, perProcessKiB, primaryKiB: children.length ? rssKiB(pid) : null };
 }
 
-module.exports = { freePort, fetchOnce, startProcess, stopProcess, killAllStarted, workerRss, delay };
+module.exports = { freePort, fetchOnce, fetchH2Once, startProcess, stopProcess, killAllStarted, workerRss, delay };

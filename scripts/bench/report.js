@@ -1,7 +1,8 @@
 'use strict';
 // Turns the measured runs into medians, ratios and the printed tables (Markdown, so they paste into docs).
 
-const RATIO_PEERS = ['nginx', 'serve', 'http-server', 'bare-cluster', 'svr-single'];
+const RATIO_PEERS = ['nginx', 'node-ceiling', 'serve', 'http-server', 'bare-cluster', 'svr-single'];
+const SCHED_POLICIES = ['none', 'rr'];
 const MAX_ERROR_SHARE = 0.001; // a cell with more errors than this share of its requests gets no ratio
 
 function median(values) {
@@ -57,6 +58,36 @@ function computeRatios(cells, scenarioNames) {
       if (perRound.length > 1) ranges[label] = [Math.min(...perRound), Math.max(...perRound)];
     }
     return { scenario, ratios, perRoundRange: ranges };
+  });
+}
+
+// The blog workload: svr/bare-cluster under the same policy, and svr's default (none) against the
+// bare cluster's (Node's round-robin), per scenario (connections, quiet or busy).
+function computeBlogRatios(cells) {
+  const scenarios = [...new Set(cells.filter((cell) => cell.scenario.startsWith('blog-')).map((cell) => cell.scenario))];
+  return scenarios.map((scenario) => {
+    const cellOf = (server) => cells.find((cell) => cell.scenario === scenario && cell.server === server);
+    const rps = {};
+    for (const policy of SCHED_POLICIES) {
+      for (const server of ['svr', 'bare-cluster']) {
+        const cell = cellOf(`${server}-${policy}`);
+        rps[`${server}-${policy}`] = isComparable(cell) ? cell.median.rps : null;
+      }
+    }
+    const ratio = (a, b) => (rps[a] && rps[b] ? rps[a] / rps[b] : null);
+    const sample = cellOf('svr-none') || cellOf('svr-rr') || {};
+    return {
+      scenario,
+      connections: sample.connections || null,
+      busy: scenario.endsWith('-busy'),
+      rps,
+      ratios: {
+        'svr/bare-cluster (none)': ratio('svr-none', 'bare-cluster-none'),
+        'svr/bare-cluster (rr)': ratio('svr-rr', 'bare-cluster-rr'),
+        'svr none/bare-cluster rr': ratio('svr-none', 'bare-cluster-rr'),
+        'svr rr/svr none': ratio('svr-rr', 'svr-none'),
+      },
+    };
   });
 }
 
@@ -132,17 +163,43 @@ function processTable(instances) {
   return markdownTable(['server', 'site', 'first 200 OK (ms from spawn)', 'worker RSS idle (MiB)', 'worker RSS after load (MiB)'], rows);
 }
 
+function ratioText(value) {
+  return value === null || value === undefined ? '–' : `${formatNumber(value, 2)}×`;
+}
+
+function blogTable(blogRows) {
+  const ratioNames = blogRows.length ? Object.keys(blogRows[0].ratios) : [];
+  const servers = ['svr-none', 'svr-rr', 'bare-cluster-none', 'bare-cluster-rr'];
+  const rows = blogRows.map((row) => [
+    row.scenario,
+    String(row.connections || '–'),
+    row.busy ? 'one core busy' : 'quiet',
+    ...servers.map((server) => formatNumber(row.rps[server])),
+    ...ratioNames.map((name) => ratioText(row.ratios[name])),
+  ]);
+  return markdownTable(['scenario', 'connections', 'machine', ...servers.map((server) => `${server} req/s`), ...ratioNames], rows);
+}
+
+function labelsList(labels) {
+  return Object.entries(labels || {}).map(([name, label]) => `- \`${name}\`: ${label}`).join('\n');
+}
+
 function formatReport(results) {
+  const blog = results.blog && results.blog.length ? ['The SVR.JS blog workload (scheduling policy: NODE_CLUSTER_SCHED_POLICY; svr\'s default is none):', '', blogTable(results.blog), ''] : [];
+  const labels = results.scenarioLabels && Object.keys(results.scenarioLabels).length ? ['What some scenarios compare:', '', labelsList(results.scenarioLabels), ''] : [];
+  const commit = results.meta.commit ? `commit ${results.meta.commit.label}, ` : '';
   return [
-    `## Results (${results.meta.date}, ${results.meta.machine.cpuModel}, ${results.meta.machine.nproc} cores)`,
+    `## Results (${commit}${results.meta.date}, ${results.meta.machine.cpuModel}, ${results.meta.machine.nproc} cores)`,
     '',
     resultsTable(results.cells),
     '',
+    ...labels,
     'Ratios of median requests/s, in brackets the lowest and highest ratio within one round',
     '(–: one side not measured; n/c: not comparable, a check failed or errors > 0.1%):',
     '',
     ratiosTable(results.ratios),
     '',
+    ...blog,
     'Processes (RSS per serving process: workers of a primary/master, else the process itself):',
     '',
     processTable(results.instances),
@@ -150,4 +207,7 @@ function formatReport(results) {
   ].join('\n');
 }
 
-module.exports = { median, summariseRuns, computeRatios, formatReport };
+module.exports = {
+  median, summariseRuns, computeRatios, computeBlogRatios, formatReport,
+  markdownTable, resultsTable, ratiosTable, blogTable, processTable, labelsList, formatNumber, ratioText,
+};

@@ -1,6 +1,7 @@
 'use strict';
 // Finds (or installs) the load generator and the peer servers the benchmark needs:
-// wrk and nginx from Debian packages, serve and http-server from devDependencies.
+// wrk, nginx, h2load (nghttp2-client) and openssl from Debian packages, serve and http-server
+// from devDependencies.
 const { spawnSync } = require('child_process');
 const fs = require('fs');
 const path = require('path');
@@ -34,12 +35,14 @@ function aptInstall(packages, log) {
     log(`not root: install ${packages.join(' ')} yourself (apt-get install ${packages.join(' ')})`);
     return false;
   }
-  if (run('apt-get', ['install', '-y', ...packages], log)) return true;
-  return run('apt-get', ['update'], log) && run('apt-get', ['install', '-y', ...packages], log);
+  // Wait for a dpkg lock held by another apt-get (shared machine) instead of failing at once.
+  const install = ['-o', 'DPkg::Lock::Timeout=120', 'install', '-y', ...packages];
+  if (run('apt-get', install, log)) return true;
+  return run('apt-get', ['update'], log) && run('apt-get', install, log);
 }
 
 // Debian package per executable.
-const DEBIAN_PACKAGES = { wrk: 'wrk', nginx: 'nginx' };
+const DEBIAN_PACKAGES = { wrk: 'wrk', nginx: 'nginx', h2load: 'nghttp2-client', openssl: 'openssl' };
 
 function ensureDebianTools(names, { install, log }) {
   const missing = names.filter((name) => !findExecutable(name));
@@ -82,17 +85,21 @@ function versionOf(executable, args) {
 }
 
 function ensureTools(options, log) {
-  const debian = ensureDebianTools(['wrk', 'nginx'], { install: options.install, log });
+  const debian = ensureDebianTools(['wrk', 'nginx', 'h2load', 'openssl'], { install: options.install, log });
   const peers = ensureNodePeers({ install: options.install, log });
   return {
     wrk: debian.wrk,
     nginx: debian.nginx,
+    h2load: debian.h2load,
+    openssl: debian.openssl,
     serve: peers.serve,
     httpServer: peers['http-server'],
     versions: {
       node: process.versions.node,
       wrk: versionOf(debian.wrk, ['-v']),
       nginx: versionOf(debian.nginx, ['-v']),
+      h2load: versionOf(debian.h2load, ['--version']),
+      openssl: versionOf(debian.openssl, ['version']),
       serve: peers.serve && peers.serve.version,
       'http-server': peers['http-server'] && peers['http-server'].version,
     },

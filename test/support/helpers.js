@@ -78,8 +78,10 @@ class LineWatcher {
   }
 }
 
-function spawnSvr(args, options = {}) {
-  const proc = spawn(process.execPath, [SVR, ...args], { stdio: ['ignore', 'pipe', 'pipe'], ...options });
+// options.fdLimit: run svr with that many descriptors (ulimit -n), the rest goes to spawn().
+function spawnSvr(args, { fdLimit, ...options } = {}) {
+  const command = fdLimit ? ['sh', ['-c', `ulimit -n ${Number(fdLimit)} && exec "$0" "$@"`, process.execPath, SVR, ...args]] : [process.execPath, [SVR, ...args]];
+  const proc = spawn(...command, { stdio: ['ignore', 'pipe', 'pipe'], ...options });
   const out = new LineWatcher(proc.stdout);
   const err = new LineWatcher(proc.stderr);
   const exited = new Promise((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));

@@ -6,7 +6,7 @@
 const { describe, test } = require('node:test');
 const assert = require('node:assert/strict');
 const { EventEmitter } = require('node:events');
-const { readBody, parseBody, BodyError } = require('../../lib/pipeline/scripting/post-data');
+const { readBody, parseBody, BodyError, createBodyBudget } = require('../../lib/pipeline/scripting/post-data');
 
 function fakeRequest(headers = {}) {
   const req = new EventEmitter();
@@ -81,4 +81,9 @@ describe('parseBody', () => {
     assert.deepEqual(parseBody(Buffer.from('plain'), 'text/plain'), { fields: {}, files: {}, tempFiles: [] });
     assert.deepEqual(parseBody(Buffer.from('plain'), undefined), { fields: {}, files: {}, tempFiles: [] });
   });
+});
+
+test('createBodyBudget: a positive integer is the budget; anything else is no limit', () => {
+  assert.deepEqual(createBodyBudget(1000), { max: 1000, used: 0 });
+  for (const max of [0, -1, 1.5, undefined, '1000']) assert.equal(createBodyBudget(max).max, Infinity, String(max));
 });

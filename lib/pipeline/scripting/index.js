@@ -40,11 +40,13 @@ const querystring = require('node:querystring');
 const { loadMods } = require('./mods');
 const { compileServerSideScript, scriptPath, SCRIPT_NAME } = require('./legacy-script');
 const { legacyArguments } = require('./legacy-mods');
+const { setBodyBudget } = require('./post-data');
+const { armScriptTimeout } = require('./timeout');
 const { installModEnvironment, countRequest, svrFile } = require('./environment');
 const { makeForgiving } = require('./forgiving');
 const { headersFor } = require('../site');
 const { BARE_501 } = require('../../http/headers');
-const { requestContext, describeError } = require('../../request-context');
+const { requestContext, runUserCode, describeError } = require('../../request-context');
 const { version, INSTALL_DIR, modsDirectory, stateDirectory } = require('../../product');
 
 function createScriptingStage(site) {
@@ -195,6 +197,7 @@ function createStage(site, mods, script) {
   const foot = readFirst(site.root, ['.foot', 'foot.html']);
   const server = site.serverName;
   const { maxPostDataSize: limit, users, page404 } = config; // schema defaults: 200 MiB, [], 404.html
+  setBodyBudget(config.maxPostDataInFlight); // bodies buffered at once by this worker's requests
   const warned = new Set();
   const authenticate = site.authenticate;
   const proxyMods = mods.filter((mod) => mod.proxySafe);
@@ -338,14 +341,22 @@ function createStage(site, mods, script) {
   function run(req, res, next) {
     decorate(req, res);
     let index = 0;
+    let who = null; // the mod or script that has the request, for scriptTimeout's log line
+    const disarm = armScriptTimeout(res, config.scriptTimeout, () => who, (name) => {
+      log.error(`${name} did not answer ${req.method} ${req.url} within scriptTimeout (${config.scriptTimeout} ms): 504`);
+      fail(req, res, 504, { extName: name });
+    });
+    const passed = () => { disarm(); next(); };
     const step = () => {
       if (index < mods.length) {
         const current = index++;
+        who = mods[current].label;
         runMod(current, req, res, passOn(res, mods[current].label, step));
       } else if (script) {
-        runScript(req, res, next);
+        who = SCRIPT_NAME;
+        runScript(req, res, passed);
       } else {
-        next();
+        passed();
       }
     };
     step();
@@ -380,13 +391,13 @@ function createStage(site, mods, script) {
 
   function scripting(req, res, next) {
     const state = { req, res, fail: (error) => fail(req, res, 500, { error }) };
-    return withUser(req, () => requestContext.run(state, run, req, res, next));
+    return withUser(req, () => runUserCode(state, run, req, res, next));
   }
 
   scripting.proxyRequest = proxyMods.length === 0 ? null : function proxyRequest(req, res) {
     if (!req.svr) req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null };
     const state = { req, res, fail: (error) => fail(req, res, 500, { error }) };
-    return withUser(req, () => requestContext.run(state, runProxy, req, res));
+    return withUser(req, () => runUserCode(state, runProxy, req, res));
   };
 
   scripting.connect = connectMods.length === 0 ? null : function connect(req, socket, head) {

@@ -7,6 +7,7 @@
 //     isCompressible(contentType, urlPath, size) -> boolean
 //     compress(buffer, coding) -> Promise<Buffer>      (thread pool; for results that get cached)
 //     createStream(coding) -> zlib Transform            (for files too large to cache)
+//     mayStream(size) -> boolean                        (under the size and concurrency caps)
 //     SIBLING_EXT: { br: '.br', gzip: '.gz' }           (precompressed files next to the original)
 //   }
 // Everything configurable is compiled here, once per worker.
@@ -23,6 +24,10 @@ const MIN_SIZE = 512;
 const BROTLI_QUALITY = 5;
 const GZIP_LEVEL = 6;
 const BROTLI_STREAM_QUALITY = 4; // files too large to cache are compressed on every request
+// Memory of one on-the-fly compressor (attack report, finding 11: ~12 MiB per brotli stream with
+// the file's size as a hint, kept by the allocator afterwards). A 256 KiB brotli window and no size
+// hint keep it near 1 MiB; gzip's defaults (32 KiB window, memLevel 8) are ~256 KiB already.
+const BROTLI_STREAM_WINDOW_BITS = 18;
 
 const CODINGS = ['br', 'gzip']; // in order of preference when the client's q-values tie
 const SIBLING_EXT = { br: '.br', gzip: '.gz' };
@@ -108,10 +113,28 @@ function compress(buffer, coding) {
   });
 }
 
-function createStream(coding, size) {
-  return coding === 'br'
-    ? zlib.createBrotliCompress(brotliOptions(BROTLI_STREAM_QUALITY, size || 0))
-    : zlib.createGzip({ level: GZIP_LEVEL });
+function createStream(coding) {
+  if (coding !== 'br') return zlib.createGzip({ level: GZIP_LEVEL });
+  const options = brotliOptions(BROTLI_STREAM_QUALITY, 0);
+  options.params[zlib.constants.BROTLI_PARAM_LGWIN] = BROTLI_STREAM_WINDOW_BITS;
+  return zlib.createBrotliCompress(options);
+}
+
+// The caps on compressing as a file streams: per worker, at most maxStreams at once (the rest are
+// sent as they are), and never for files above maxFileSize (their CPU cost per request).
+function createStreamLimits(config) {
+  const maxStreams = Number.isInteger(config.compressionMaxStreams) ? config.compressionMaxStreams : 16;
+  const maxFileSize = Number.isInteger(config.compressionMaxFileSize) ? config.compressionMaxFileSize : 8388608;
+  let running = 0;
+  return {
+    mayStream: (size) => size <= maxFileSize && running < maxStreams,
+    createStream(coding) {
+      const transform = createStream(coding);
+      running++;
+      transform.once('close', () => { running--; });
+      return transform;
+    },
+  };
 }
 
 function createCompression(config) {
@@ -125,7 +148,8 @@ function createCompression(config) {
     }
     return true;
   }
-  return { negotiate, isCompressible, compress, createStream, SIBLING_EXT };
+  const { mayStream, createStream: createLimitedStream } = createStreamLimits(config);
+  return { negotiate, isCompressible, compress, createStream: createLimitedStream, mayStream, SIBLING_EXT };
 }
 
 module.exports = { createCompression, negotiate, isCompressibleType, SIBLING_EXT };

@@ -33,8 +33,20 @@ function contentType(file) {
   return mime.contentType(path.basename(file)) || 'application/octet-stream';
 }
 
-function gone(res) {
-  return res.destroyed || !res.socket || res.socket.destroyed;
+// A pipelined response waits in Node's queue with res.socket === null until the ones before it
+// are sent: that is not a client that went away (attack report, finding 7), so look at the
+// connection the request came on.
+function gone(req, res) {
+  return res.destroyed || !req.socket || req.socket.destroyed;
+}
+
+// A queued response is never destroyed by Node when its connection closes: do it, so its
+// stream releases its descriptor.
+function destroyWithConnection(req, res) {
+  if (res.socket || !req.socket) return;
+  const onClose = () => { if (!res.writableFinished) res.destroy(); };
+  req.socket.once('close', onClose);
+  res.once('finish', () => req.socket.off('close', onClose));
 }
 
 function openFile(file) {
@@ -122,6 +134,7 @@ function createResponder(site, { isHidden }) {
       return { ...encodedRep(facts, coding, tail, sibling.stats.size), file: sibling.file, stats: sibling.stats, inMemory: cache.fits(sibling.stats.size), sibling: true };
     }
     if (!cache.fits(entry.stats.size)) {
+      if (!compression.mayStream(entry.stats.size)) return facts.identity;
       return { ...encodedRep(facts, coding, coding), file: entry.real, stats: entry.stats, inMemory: false, compressStream: true };
     }
     const kept = keptVariant(entry, coding);
@@ -239,7 +252,7 @@ function createResponder(site, { isHidden }) {
   // since the stat, the answer is decided again for what was opened.
   async function streamBody(req, res, entry, rep, range, opened) {
     if (!opened) {
-      if (gone(res)) return undefined;
+      if (gone(req, res)) return undefined;
       const fd = await openFile(rep.file);
       let stats;
       try {
@@ -251,14 +264,15 @@ function createResponder(site, { isHidden }) {
       opened = { fd, stats };
       if (!sameFile(stats, rep.stats)) return respondOpened(req, res, entry, rep, opened);
     }
-    if (gone(res)) return finish(opened);
+    if (gone(req, res)) return finish(opened);
     const [status, headers] = statusAndHeaders(rep, range);
-    const transform = rep.compressStream ? compression.createStream(rep.coding, rep.stats.size) : null;
+    const transform = rep.compressStream ? compression.createStream(rep.coding) : null;
     if (transform) countCompressedBytes(req, transform);
     res.writeHead(status, headers);
     const start = range === null ? 0 : range.start;
     const end = range === null ? rep.stats.size - 1 : range.end; // never past what was announced
     const source = fs.createReadStream(null, { fd: opened.fd, start, end, autoClose: true });
+    destroyWithConnection(req, res);
     const done = (err) => { if (err && !res.destroyed) res.destroy(); };
     if (transform) stream.pipeline(source, transform, res, done);
     else stream.pipeline(source, res, done);
@@ -286,7 +300,8 @@ function createResponder(site, { isHidden }) {
     const entry = cache.entry(staleEntry.real, opened.stats);
     entry.rel = staleEntry.rel;
     const facts = fileFacts(entry, entry.rel);
-    const coding = facts.compressible && req.headers.range === undefined ? compression.negotiate(req.headers['accept-encoding']) : null;
+    const coding = facts.compressible && req.headers.range === undefined && compression.mayStream(opened.stats.size)
+      ? compression.negotiate(req.headers['accept-encoding']) : null;
     const rep = coding === null
       ? { ...facts.identity, inMemory: false }
       : { ...encodedRep(facts, coding, coding), file: entry.real, stats: opened.stats, compressStream: true };

@@ -1,0 +1,49 @@
+'use strict';
+// HTTP/1.1 pipelining, bounded (attack report, finding 7). Node parses every pipelined request
+// it has read and runs its handler at once; the answers wait in a queue. So one connection
+// sending 200,000 requests whose answers it never reads had every one of them running (an open
+// file each) and grew a worker by hundreds of MiB. Here at most `maxRunning` requests of one
+// connection are handled at a time, the rest wait their turn in order, and the connection is
+// not read while requests wait (as nginx, which reads the next request only after answering).
+
+const kPipeline = Symbol('svr.pipeline');
+
+function boundPipelining(handler, maxRunning) {
+  return function pipelinedRequest(req, res) {
+    const socket = req.socket;
+    if (req.httpVersionMajor >= 2 || !socket) return handler(req, res);
+    const state = socket[kPipeline] || track(socket);
+    if (state.running < maxRunning && state.waiting.length === 0) return run(state, req, res);
+    state.waiting.push([req, res]);
+    socket.pause();
+    return undefined;
+  };
+
+  function track(socket) {
+    const state = { running: 0, waiting: [], socket };
+    socket[kPipeline] = state;
+    // Node resumes a connection it paused itself once its output drains: not while ours wait.
+    socket.on('resume', () => { if (state.waiting.length > 0) socket.pause(); });
+    socket.once('close', () => { state.waiting.length = 0; });
+    return state;
+  }
+
+  function run(state, req, res) {
+    state.running++;
+    res.once('close', () => {
+      state.running--;
+      runWaiting(state);
+    });
+    handler(req, res);
+  }
+
+  function runWaiting(state) {
+    while (state.running < maxRunning && state.waiting.length > 0) {
+      const [req, res] = state.waiting.shift();
+      run(state, req, res);
+    }
+    if (state.waiting.length === 0 && state.socket.isPaused() && !state.socket.destroyed) state.socket.resume();
+  }
+}
+
+module.exports = { boundPipelining };

@@ -1,0 +1,43 @@
+'use strict';
+// A connection must send its first request within headersTimeout of being accepted, or it is
+// closed (attack report, finding 5). Node's own headersTimeout starts only with the first byte
+// of a request, so without this a client could hold a descriptor for ever by sending nothing:
+// plain TCP, TCP to the TLS port with no ClientHello, TLS done but no request, h2 ALPN but no
+// preface. After the first request, keepAliveTimeout / the HTTP/2 idle GOAWAY take over.
+
+const kSilentTimer = Symbol('svr.silentTimer');
+
+// server: an http, https or http2 secure server (its 'connection' gives the accepted socket).
+function closeSilentConnections(server, timeoutMs) {
+  if (!(timeoutMs > 0)) return;
+  server.on('connection', (socket) => {
+    const timer = setTimeout(() => closeNow(socket), timeoutMs);
+    timer.unref();
+    socket[kSilentTimer] = timer;
+    socket.once('close', () => clearTimeout(timer));
+  });
+  server.on('request', (req) => {
+    const accepted = acceptedSocket(req.socket);
+    if (accepted && accepted[kSilentTimer]) {
+      clearTimeout(accepted[kSilentTimer]);
+      accepted[kSilentTimer] = null;
+    }
+  });
+}
+
+// A reset, on the accepted TCP socket: once TLS and an HTTP/2 session sit on top of it, neither
+// destroying the TLS socket nor the session's destroy() closes the descriptor (Node 20), a reset does.
+function closeNow(socket) {
+  if (socket.destroyed) return;
+  socket.on('error', () => {});
+  socket.resetAndDestroy();
+}
+
+// Over TLS the request's socket wraps the accepted one (for HTTP/2, through a proxy of it).
+function acceptedSocket(socket) {
+  if (!socket) return null;
+  if (socket[kSilentTimer] !== undefined) return socket;
+  return socket._parent || null;
+}
+
+module.exports = { closeSilentConnections };

@@ -1,0 +1,105 @@
+'use strict';
+// Stuck workers are replaced (attack report, finding 3: a `while (true) {}` in a script held
+// its worker for good, and one per worker took the whole server down, silently).
+//
+// Worker side: a timer sends the primary a heartbeat, so a heartbeat that stops coming means
+// the event loop stopped turning. Which request is to blame? Only user code (mods,
+// serverSideScript.js) can loop for ever, so a request that enters user code sends a note at
+// once: the write reaches the primary's pipe before the code runs, even if it never returns.
+// Static requests send nothing: they pay no IPC per request.
+//
+// Primary side: every worker's last heartbeat is checked once per interval; a worker silent for
+// workerStallTimeout is logged (with the request it was running and for how long) and SIGKILLed;
+// the supervisor's exit handler replaces it as any dead worker.
+
+const HEARTBEAT_MAX_INTERVAL_MS = 1000;
+
+function heartbeatInterval(stallTimeoutMs) {
+  return Math.max(100, Math.min(HEARTBEAT_MAX_INTERVAL_MS, Math.floor(stallTimeoutMs / 4)));
+}
+
+// --- worker side ---
+
+// send(message): process.send. served(): requests this worker has been given so far.
+// Returns noteUserCode({ req, res }) for the scripting stage's hook.
+function startHeartbeat({ stallTimeoutMs, send, served }) {
+  let current = null; // the last request that entered user code: { req, res, at }
+  const running = () => {
+    if (!current || current.res.writableEnded || current.res.destroyed) return null;
+    return { method: current.req.method, url: current.req.url, forMs: Date.now() - current.at };
+  };
+  const beat = () => send({ type: 'heartbeat', served: served(), running: running() });
+  // Beats go even with the watchdog off: the supervisor learns from them whether a worker served.
+  setInterval(beat, stallTimeoutMs > 0 ? heartbeatInterval(stallTimeoutMs) : HEARTBEAT_MAX_INTERVAL_MS).unref();
+  beat();
+  return function noteUserCode({ req, res }) {
+    current = { req, res, at: Date.now() };
+    if (stallTimeoutMs > 0) beat();
+  };
+}
+
+// --- primary side ---
+
+// stallTimeoutMs(): the current config's value (a reload may change it).
+// onStall(worker, description): called once per stalled worker, which is then SIGKILLed.
+// onHeartbeat(worker, served): what the worker reported (the supervisor's backoff reads it).
+class Watchdog {
+  constructor({ stallTimeoutMs, onStall, onHeartbeat = () => {} }) {
+    this.stallTimeoutMs = stallTimeoutMs;
+    this.onStall = onStall;
+    this.onHeartbeat = onHeartbeat;
+    this.watched = new Map(); // worker -> { lastBeatAt, running, runningSince, served }
+    this.timer = null;
+  }
+
+  watch(worker) {
+    const state = { lastBeatAt: 0, running: null, runningSince: 0, served: 0 };
+    this.watched.set(worker, state);
+    worker.on('message', (message) => {
+      if (message?.type !== 'heartbeat') return;
+      const now = Date.now();
+      state.lastBeatAt = now;
+      state.served = message.served;
+      state.running = message.running;
+      state.runningSince = message.running ? now - message.running.forMs : 0;
+      this.onHeartbeat(worker, message.served);
+    });
+    worker.once('exit', () => this.watched.delete(worker));
+    this.schedule();
+  }
+
+  // Re-armed at every check, so a reload's new timeout (and interval) applies at once.
+  schedule() {
+    if (this.timer || this.stallTimeoutMs() <= 0) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.check();
+      if (this.watched.size > 0) this.schedule();
+    }, heartbeatInterval(this.stallTimeoutMs()));
+    this.timer.unref();
+  }
+
+  check() {
+    const timeout = this.stallTimeoutMs();
+    if (timeout <= 0) return;
+    const now = Date.now();
+    for (const [worker, state] of this.watched) {
+      // Not yet beating: a starting worker is covered by the supervisor's ready timeout.
+      if (state.lastBeatAt === 0 || state.stalled || worker.isDead()) continue;
+      const silentMs = now - state.lastBeatAt;
+      if (silentMs < timeout) continue;
+      state.stalled = true;
+      this.onStall(worker, describeStall(silentMs, state, now));
+      worker.process.kill('SIGKILL');
+    }
+  }
+}
+
+function describeStall(silentMs, state, now) {
+  const what = state.running
+    ? `it was running ${state.running.method} ${state.running.url} (running for ${now - state.runningSince} ms)`
+    : 'no request was in user code at its last heartbeat';
+  return `its event loop has not answered for ${silentMs} ms; ${what}`;
+}
+
+module.exports = { startHeartbeat, Watchdog };

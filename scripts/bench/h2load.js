@@ -1,0 +1,55 @@
+'use strict';
+// Runs h2load (nghttp2-client) once for the HTTP/2 rows and returns the same figures as wrk.js:
+// requests, rps, bytes/s, latency (h2load prints mean and max per request, no percentiles) and
+// errors (failed + errored + timeout + non-2xx/3xx).
+const { spawn } = require('child_process');
+
+function h2loadArgs({ url, headers, seconds, threads, connections }) {
+  const headerArgs = Object.entries(headers || {}).flatMap(([name, value]) => ['-H', `${name}: ${value}`]);
+  // -m 1: one stream at a time per connection, like a wrk connection's one request at a time
+  return ['-c', String(connections), '-t', String(threads), '-m', '1', '-D', String(seconds), ...headerArgs, url];
+}
+
+const UNIT_MS = { us: 0.001, ms: 1, s: 1000 };
+
+function toMs(text) {
+  const match = /^([\d.]+)(us|ms|s)$/.exec(text || '');
+  return match ? Number(match[1]) * UNIT_MS[match[2]] : null;
+}
+
+function parseH2load(stdout) {
+  const finished = stdout.match(/finished in ([\d.]+)s, ([\d.]+) req\/s, /);
+  const counts = stdout.match(/requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored, (\d+) timeout/);
+  const status = stdout.match(/status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx/);
+  const traffic = stdout.match(/traffic: [\d.]+\w*B \((\d+)\) total/);
+  const timing = stdout.match(/time for request:\s+(\S+)\s+(\S+)\s+(\S+)/);
+  if (!finished || !counts || !status) return null;
+  const seconds = Number(finished[1]);
+  const [failed, errored, timeout] = [counts[5], counts[6], counts[7]].map(Number);
+  const non2xx3xx = Number(status[3]) + Number(status[4]);
+  return {
+    requests: Number(counts[3]),
+    rps: Number(finished[2]),
+    bytesPerSecond: traffic && seconds > 0 ? Number(traffic[1]) / seconds : 0,
+    latencyMs: { mean: timing ? toMs(timing[3]) : null, p50: null, p90: null, p99: null, max: timing ? toMs(timing[2]) : null },
+    errors: failed + errored + timeout + non2xx3xx,
+    errorDetail: { failed, errored, timeout, status: non2xx3xx },
+  };
+}
+
+function runH2load({ h2load, ...request }) {
+  return new Promise((resolve) => {
+    const proc = spawn(h2load, h2loadArgs(request), { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    proc.stdout.on('data', (chunk) => (stdout += chunk));
+    proc.stderr.on('data', (chunk) => (stderr += chunk));
+    proc.on('error', (err) => resolve({ failure: `h2load did not run: ${err.message}` }));
+    proc.on('close', (code) => {
+      const report = code === 0 ? parseH2load(stdout) : null;
+      resolve(report || { failure: `h2load exited ${code}: ${(stderr || stdout).trim().split('\n').slice(-2).join(' ')}` });
+    });
+  });
+}
+
+module.exports = { runH2load, parseH2load, h2loadArgs };
