@@ -17,8 +17,8 @@
 // plainPortOfHttps: serve what the plain port of an HTTPS site serves (the redirect stage list)
 // instead of the site.
 // The config goes through the same reading as a real start (process/primary.js readConfig: the
-// mods' configValidators, the schema and its defaults, paths); a config a real start refuses
-// rejects with its messages. Stage code that throws outside a request (a timer in a script)
+// mods' configValidators, the schema and its defaults, paths, the certificate; loadConfig alone
+// when there are no mods and no HTTPS); a config a real start refuses rejects with its messages. Stage code that throws outside a request (a timer in a script)
 // would take the test process down: keep such tests on startServer.
 
 const fs = require('node:fs');
@@ -26,6 +26,7 @@ const http = require('node:http');
 const path = require('node:path');
 const { makeTempDir, writeFiles, LineWatcher } = require('./helpers');
 const { readConfig } = require('../../lib/process/primary');
+const { loadConfig } = require('../../lib/config/load');
 const { createPipeline } = require('../../lib/pipeline');
 const { createAccessLog } = require('../../lib/access-log');
 const { serverOptions, applyTimeouts } = require('../../lib/net/listeners');
@@ -37,10 +38,15 @@ function collectingLog(watcher) {
 
 // The config as a worker gets it: written to dir/svr-config.json, then read back as a start
 // reads it (mods' configValidators, schema defaults, paths resolved). Throws on errors.
+// Without a modsDirectory, a start would read svr's own mods/ (no mod in a checkout) in a child
+// process; the schema check alone gives the same config without that process.
 function completeConfig(dir, config, { disableMods = false } = {}) {
   const configFile = path.join(dir, 'svr-config.json');
   fs.writeFileSync(configFile, JSON.stringify(config, null, 2));
-  const { config: complete, errors } = readConfig({ configFile, disableMods });
+  const read = config.modsDirectory === undefined && !config.secure
+    ? loadConfig(configFile)
+    : readConfig({ configFile, disableMods });
+  const { config: complete, errors } = read;
   if (errors.length) throw new Error(errors.join('\n'));
   return { config: complete, configFile };
 }
