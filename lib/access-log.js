@@ -119,7 +119,8 @@ function jsonLine(entry, now) {
 }
 
 // Returns a function to call at the start of every request, or null when logging is off.
-function createAccessLog(config) {
+// write(line): where lines go; stdout, batched, unless a caller (the in-process test harness) says otherwise.
+function createAccessLog(config, { write = append } = {}) {
   if (!config.enableLogging) return null;
   const format = config.logFormat === 'json' ? jsonLine : combinedLine;
   return function logRequest(req, res) {
@@ -129,7 +130,7 @@ function createAccessLog(config) {
     // Behind a proxy, the client address the pipeline resolved (enableIPSpoofing, trustedProxies).
     res.once('close', () => {
       const client = req.svr?.clientAddress === undefined ? remote : shownAddress(req.svr.clientAddress);
-      append(format(describe(req, res, startedAt, client), Date.now()));
+      write(format(describe(req, res, startedAt, client), Date.now()));
     });
   };
 }

@@ -12,7 +12,7 @@
 const { execFileSync } = require('node:child_process');
 const os = require('node:os');
 const minimist = require('minimist');
-const { startServer, request } = require('../test/helpers');
+const { startServer, request } = require('../test/support/helpers');
 
 const SCRIPT = `// Counts the primes below n: a CPU-bound job that keeps one core busy for a while.
 if (href === '/primes') {

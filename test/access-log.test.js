@@ -1,7 +1,7 @@
 'use strict';
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { startServer, request } = require('./helpers');
+const { startServer, request } = require('./support/helpers');
 
 const COMBINED = /^127\.0\.0\.1 - - \[\d{2}\/[A-Z][a-z]{2}\/\d{4}:\d{2}:\d{2}:\d{2} \+0000\] "GET \/hello\.txt\?q=1 HTTP\/1\.1" 200 5 "http:\/\/ref\.example\/" "test-agent\/1\.0" \d+\.\d{3}$/;
 

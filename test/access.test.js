@@ -249,7 +249,7 @@ describe('brute-force lock', () => {
 });
 
 describe('through svr itself', () => {
-  const { startServer } = require('./helpers');
+  const { startServer } = require('./support/helpers');
 
   it('the access log shows the resolved client address; a blocked client gets 403 even for a malformed URL', async () => {
     const server = await startServer({ config: { enableIPSpoofing: true, blacklist: ['127.0.0.2'] }, files: { 'index.html': 'home' } });

@@ -10,9 +10,11 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const tls = require('tls');
+const { spawnSync } = require('child_process');
 const forge = require('node-forge');
 const { ensureCertificate, generateSelfSigned, stateDirectory, VALIDITY_DAYS } = require('../lib/net/certificate');
 const { loadTlsContext, sniMatcher } = require('../lib/net/tls-context');
+const { unprivilegedUser } = require('./support/helpers');
 
 const CONFIG_FILE = '/etc/svr-test/svr-config.json';
 const DAY = 24 * 60 * 60 * 1000;
@@ -231,11 +233,25 @@ test('an unreadable file is an error naming the key and the file', () => {
   assert.strictEqual(r.errors[0], `${CONFIG_FILE}: cert: cannot read ${notAFile}: is a directory, expected a PEM file`);
 });
 
-test('a key file without read permission is an error', { skip: process.getuid && process.getuid() === 0 ? 'root reads any file' : false }, () => {
+// ensureCertificate in a child process run as `user` (spawn's { uid, gid }): root reads any file,
+// so as root (CI) the check runs as nobody.
+function ensureCertificateAs(user, config) {
+  const script = `const { ensureCertificate } = require(${JSON.stringify(require.resolve('../lib/net/certificate'))});
+const quiet = { info() {}, warn() {}, error() {} };
+const { errors } = ensureCertificate(${JSON.stringify(config)}, { configFile: ${JSON.stringify(CONFIG_FILE)}, log: quiet });
+process.stdout.write(JSON.stringify({ errors }));`;
+  const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', cwd: os.tmpdir(), ...user });
+  assert.strictEqual(child.status, 0, child.stderr);
+  return JSON.parse(child.stdout);
+}
+
+const unprivileged = unprivilegedUser();
+test('a key file without read permission is an error', { skip: unprivileged.skip ?? false }, () => {
   const dir = tmpdir();
+  fs.chmodSync(dir, 0o755); // the certificate stays readable to the unprivileged user
   const a = writePair(dir, 'a', { names: [dns('a.test')] });
   fs.chmodSync(a.key, 0);
-  const r = ensureCertificate({ secure: true, cert: a.cert, key: a.key }, { configFile: CONFIG_FILE, log: capture().log });
+  const r = ensureCertificateAs(unprivileged.user, { secure: true, cert: a.cert, key: a.key });
   assert.strictEqual(r.errors[0], `${CONFIG_FILE}: key: cannot read ${a.key}: permission denied`);
 });
 

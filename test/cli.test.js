@@ -3,7 +3,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { runSvr, startServer, request, getFreePort, spawnSvr, SVR } = require('./helpers');
+const { runSvr, startServer, request, getFreePort, spawnSvr, SVR } = require('./support/helpers');
 const { version } = require('../package.json');
 
 test('--version prints the product, version, OS and Node version', async () => {

@@ -4,7 +4,7 @@
 
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
-const { startTlsServer, httpsRequest, h2Connect } = require('./tls-helpers');
+const { startTlsServer, httpsRequest, h2Connect } = require('./support/tls-helpers');
 
 test('useClientCertificate + rejectUnauthorizedClientCertificates: a client without a certificate is refused', async () => {
   const server = await startTlsServer({ config: { useClientCertificate: true, rejectUnauthorizedClientCertificates: true, disableNonEncryptedServer: true } });

@@ -1,13 +1,15 @@
 'use strict';
 // enableCompression: negotiation, Vary, ETags per coding, 304/206, what is never compressed,
-// precompressed .br/.gz siblings. Real server, real sockets; bodies are decompressed here.
+// precompressed .br/.gz siblings. The pipeline in-process on real sockets (a spawned worker where
+// its descriptors are counted, TLS for HTTP/2); bodies are decompressed here.
 
 const { describe, test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const zlib = require('node:zlib');
-const { startServer, request } = require('./helpers');
+const { startServer, request } = require('./support/helpers');
+const { startPipeline } = require('./support/pipeline');
 
 const JS = 'function add(a, b) { return a + b; }\n'.repeat(200); // 7.4 KB of text
 const CSS = 'body { margin: 0; padding: 0; color: #333; }\n'.repeat(100);
@@ -26,7 +28,7 @@ function decode(res) {
 describe('compression (enableCompression: true, the default)', () => {
   let srv;
   before(async () => {
-    srv = await startServer({
+    srv = await startPipeline({
       config: { fileCacheMaxFileSize: 65536, customHeaders: {} },
       files: {
         'app.js': JS, 'style.css': CSS, 'small.txt': SMALL, 'pic.png': PNG, 'big.txt': BIG,
@@ -163,7 +165,7 @@ describe('precompressed siblings', () => {
   const FROM_BR = 'this came from app.js.br\n'.repeat(40);
   const FROM_GZ = 'this came from app.js.gz\n'.repeat(40);
   before(async () => {
-    srv = await startServer({ files: { 'app.js': JS, 'old.js': JS, 'link.js': JS } });
+    srv = await startPipeline({ files: { 'app.js': JS, 'old.js': JS, 'link.js': JS } });
     const old = new Date(Date.now() - 3600 * 1000);
     fs.writeFileSync(path.join(srv.root, 'app.js.br'), zlib.brotliCompressSync(FROM_BR));
     fs.writeFileSync(path.join(srv.root, 'app.js.gz'), zlib.gzipSync(FROM_GZ));
@@ -214,7 +216,7 @@ describe('precompressed siblings', () => {
 describe('enableCompression: false', () => {
   let srv;
   before(async () => {
-    srv = await startServer({ config: { enableCompression: false }, files: { 'app.js': JS } });
+    srv = await startPipeline({ config: { enableCompression: false }, files: { 'app.js': JS } });
     fs.writeFileSync(path.join(srv.root, 'app.js.br'), zlib.brotliCompressSync('sibling\n'));
   });
   after(() => srv.stop());
@@ -230,7 +232,7 @@ describe('enableCompression: false', () => {
 
 describe('Vary with customHeaders', () => {
   test('an existing Vary from customHeaders is kept and Accept-Encoding added', async () => {
-    const srv = await startServer({ config: { customHeaders: { Vary: 'Origin' } }, files: { 'app.js': JS, 'pic.png': PNG } });
+    const srv = await startPipeline({ config: { customHeaders: { Vary: 'Origin' } }, files: { 'app.js': JS, 'pic.png': PNG } });
     try {
       const res = await request(`${srv.url}/app.js`, { headers: { 'accept-encoding': 'br' } });
       assert.equal(res.headers.vary, 'Origin, Accept-Encoding');
@@ -269,7 +271,7 @@ describe('negotiate and isCompressibleType (unit)', () => {
 describe('streamed compression and file descriptors', { skip: process.platform !== 'linux' && 'needs /proc' }, () => {
   const http = require('node:http');
   const crypto = require('node:crypto');
-  const { readyWorkerPids } = require('./helpers');
+  const { readyWorkerPids } = require('./support/helpers');
   const fdCount = (pid) => fs.readdirSync(`/proc/${pid}/fd`).length;
   // Polls (no fixed sleep) until the count has not changed for 200 ms, or until check passes.
   async function settledFdCount(pid, check = () => false) {
@@ -314,7 +316,7 @@ describe('streamed compression and file descriptors', { skip: process.platform !
 });
 
 describe('over HTTP/2', () => {
-  const { startTlsServer, h2Request } = require('./tls-helpers');
+  const { startTlsServer, h2Request } = require('./support/tls-helpers');
   let srv;
   before(async () => {
     srv = await startTlsServer({ config: { enableHTTP2: true, fileCacheMaxFileSize: 65536 }, files: { 'app.js': JS, 'big.txt': BIG } });

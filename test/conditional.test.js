@@ -1,11 +1,12 @@
 'use strict';
-// Validators, conditional requests and ranges on static files, over real sockets.
+// Validators, conditional requests and ranges on static files, the pipeline in-process on real sockets.
 
 const { describe, it, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { startServer, request } = require('./helpers');
+const { request } = require('./support/helpers');
+const { startPipeline } = require('./support/pipeline');
 
 const BODY = '0123456789abcdefghij'; // 20 bytes
 const MTIME = new Date('2024-05-01T12:00:00Z');
@@ -14,7 +15,7 @@ const AT = 'Wed, 01 May 2024 12:00:00 GMT';
 const AFTER = 'Thu, 02 May 2024 12:00:00 GMT';
 
 async function start(config) {
-  const srv = await startServer({ config, files: { 'f.txt': BODY, 'empty.txt': '' } });
+  const srv = await startPipeline({ config, files: { 'f.txt': BODY, 'empty.txt': '' } });
   fs.utimesSync(path.join(srv.root, 'f.txt'), MTIME, MTIME);
   return srv;
 }

@@ -6,7 +6,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-const { loadConfig, compileRegexString, workerCount, DEFAULT_CONFIG_FILE } = require('../lib/config/load');
+const { loadConfig, checkConfig, compileRegexString, workerCount, DEFAULT_CONFIG_FILE } = require('../lib/config/load');
 const { findSyntaxErrorIndex } = require('../lib/config/json-error');
 const schema = require('../config/svr-config.schema.json');
 
@@ -427,6 +427,29 @@ describe('keys declared by mods (extraValidators)', () => {
   });
 });
 
+describe('checkConfig: a parsed object, checked as loadConfig checks a file', () => {
+  const configFile = path.join(os.tmpdir(), 'svr-check-config', 'svr-config.json');
+
+  test('fills the schema defaults and resolves paths against the config file\'s directory, in place', () => {
+    const config = { wwwroot: os.tmpdir(), modsDirectory: 'mods' };
+    const result = checkConfig(config, { file: 'given.json', configFile });
+    assert.deepEqual(result.errors, []);
+    assert.equal(result.config, config, 'the object itself is completed');
+    assert.equal(result.configFile, configFile);
+    assert.equal(config.modsDirectory, path.join(path.dirname(configFile), 'mods'));
+    assert.equal(config.enableCompression, schema.properties.enableCompression.default);
+  });
+
+  test('names the file it was given in every message, and hands out no config', () => {
+    const result = checkConfig({ wwwroot: os.tmpdir(), logFormat: 'xml', prot: 1 }, { file: 'given.json', configFile });
+    assert.equal(result.config, null);
+    assert.deepEqual(result.errors, [
+      'given.json: logFormat: expected one of "combined", "json", found "xml"',
+      'given.json: prot: unknown key; did you mean "port"?',
+    ]);
+  });
+});
+
 test('workerCount: null means one per available CPU', () => {
   const cpus = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
   assert.equal(workerCount({ workers: null }), cpus);
@@ -435,7 +458,7 @@ test('workerCount: null means one per available CPU', () => {
 
 // svr.js --check: the command-line face of loadConfig (prints each error or "ok", exit 1 or 0).
 describe('svr.js --check', () => {
-  const { runSvr } = require('./helpers');
+  const { runSvr } = require('./support/helpers');
 
   async function checkFile(file) {
     return { file, ...(await runSvr(['--check', '--config', file])) };

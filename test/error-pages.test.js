@@ -1,12 +1,10 @@
 'use strict';
-// Stage 3 and 6: Server header, customHeaders, error pages and their toggles.
+// Stage 3 and 6: Server header, customHeaders, error pages and their toggles: the pipeline
+// in-process on real sockets.
 
-const { describe, it, before, after } = require('node:test');
+const { describe, it, test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
-const http = require('node:http');
-const fs = require('node:fs');
-const path = require('node:path');
-const { startServer, request, makeTempDir } = require('./helpers');
+const { request } = require('./support/helpers');
 const { startPipeline } = require('./support/pipeline');
 const { version } = require('../package.json');
 
@@ -14,7 +12,7 @@ const VERSIONED = `svr/${version} (Linux; Node.js/${process.version})`;
 
 describe('exposeServerVersion: false (default)', () => {
   let srv;
-  before(async () => { srv = await startServer({ files: { 'a.txt': 'A' } }); });
+  before(async () => { srv = await startPipeline({ files: { 'a.txt': 'A' } }); });
   after(() => srv.stop());
 
   it('sends Server: svr on files and errors', async () => {
@@ -55,7 +53,7 @@ describe('exposeServerVersion: false (default)', () => {
 
 describe('exposeServerVersion: true', () => {
   let srv;
-  before(async () => { srv = await startServer({ config: { exposeServerVersion: true }, files: { 'a.txt': 'A' } }); });
+  before(async () => { srv = await startPipeline({ config: { exposeServerVersion: true }, files: { 'a.txt': 'A' } }); });
   after(() => srv.stop());
 
   it('names product, version, OS and Node in Server and in the footer', async () => {
@@ -68,7 +66,7 @@ describe('exposeServerVersion: true', () => {
 describe('customHeaders', () => {
   let srv;
   before(async () => {
-    srv = await startServer({
+    srv = await startPipeline({
       config: { customHeaders: { 'X-Frame-Options': 'DENY', 'X-Seen-Path': 'path={path}' } },
       files: { 'sub/a.txt': 'A' },
     });
@@ -89,7 +87,7 @@ describe('custom error pages', () => {
   let srv;
   let defaultPage;
   before(async () => {
-    srv = await startServer({
+    srv = await startPipeline({
       config: {
         errorPages: [{ scode: 403, path: 'errors/forbidden.html' }, { scode: 404, path: 'errors/missing.html' }],
         page404: 'errors/not-this.html',
@@ -101,7 +99,7 @@ describe('custom error pages', () => {
         'dir/x.txt': 'x',
       },
     });
-    defaultPage = await startServer({ files: { '404.html': '<p>site 404 for {path}</p>' } });
+    defaultPage = await startPipeline({ files: { '404.html': '<p>site 404 for {path}</p>' } });
   });
   after(async () => { await srv.stop(); await defaultPage.stop(); });
 
@@ -186,4 +184,15 @@ describe('server-side errors: toggles', () => {
     assert.match(open.error.stack, /secret-spot/);
     assert.equal(open.error.mod, 'TestMod/1.0');
   });
+});
+
+test('an error page adds Accept to a Vary from customHeaders instead of replacing it', async () => {
+  const server = await startPipeline({ config: { customHeaders: { Vary: 'Origin' } }, files: { 'index.html': 'x' } });
+  try {
+    const res = await request(`${server.url}/missing.html`);
+    assert.equal(res.status, 404);
+    assert.equal(res.headers.vary, 'Origin, Accept');
+  } finally {
+    await server.stop();
+  }
 });

@@ -7,7 +7,8 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const zlib = require('node:zlib');
-const { startServer, request, makeTempDir } = require('./helpers');
+const { startServer, request, makeTempDir } = require('./support/helpers');
+const { startPipeline } = require('./support/pipeline');
 const { FileCache } = require('../lib/pipeline/static/file-cache');
 
 const A = 'A'.repeat(3000);
@@ -28,7 +29,7 @@ function revalidationTests(label, env) {
     let srv;
     const get = (p, headers) => request(srv.url + p, { headers });
     before(async () => {
-      srv = await startServer({ env, files: { 'same.txt': A, 'grow.txt': A, 'shrink.txt': A, 'swap.txt': A, 'gone.txt': A, 'touch.txt': A, 'enc.txt': A } });
+      srv = await startPipeline({ env, files: { 'same.txt': A, 'grow.txt': A, 'shrink.txt': A, 'swap.txt': A, 'gone.txt': A, 'touch.txt': A, 'enc.txt': A } });
     });
     after(() => srv.stop());
     const file = (name) => path.join(srv.root, name);

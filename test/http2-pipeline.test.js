@@ -5,7 +5,7 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { startTlsServer, httpsRequest, h2Request, curl } = require('./tls-helpers');
+const { startTlsServer, httpsRequest, h2Request, curl } = require('./support/tls-helpers');
 
 const MOD = `
 module.exports = function (req, res, logFacilities, config, next) {

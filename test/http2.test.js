@@ -6,7 +6,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { startTlsServer, httpsRequest, h2Request, h2Connect, curl } = require('./tls-helpers');
+const { startTlsServer, httpsRequest, h2Request, h2Connect, curl } = require('./support/tls-helpers');
 
 const FILE = 'abcdefghijklmnopqrstuvwxyz0123456789\n';
 

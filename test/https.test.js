@@ -1,6 +1,7 @@
 'use strict';
 // HTTPS, HTTP/2, the generated certificate, redirects, SNI and certificate reloads, against
-// real svr processes with real clients (Node's https and http2, curl).
+// real svr processes with real clients (Node's https and http2, curl); the plain port's redirect
+// runs in-process (it is a stage list of the pipeline).
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -10,8 +11,9 @@ const os = require('node:os');
 const path = require('node:path');
 const net = require('node:net');
 const forge = require('node-forge');
-const { request, runSvr, makeTempDir, getFreePort } = require('./helpers');
-const { startTlsServer, httpsRequest, h2Request, curl, peerCertificate, writePair } = require('./tls-helpers');
+const { request, runSvr, makeTempDir, getFreePort } = require('./support/helpers');
+const { startPipeline } = require('./support/pipeline');
+const { startTlsServer, httpsRequest, h2Request, curl, peerCertificate, writePair } = require('./support/tls-helpers');
 const { generateSelfSigned } = require('../lib/net/certificate');
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -25,6 +27,19 @@ function rawRequest(port, text) {
     socket.on('end', () => resolve(data));
     socket.on('error', reject);
   });
+}
+
+// The plain port of an HTTPS site, in-process: its redirect is a stage list of the pipeline.
+// (The HTTPS port is never listened on here; sport only has to name a port.)
+async function startRedirect({ config = {} } = {}) {
+  const sport = await getFreePort();
+  const site = await startPipeline({
+    config: { secure: true, sport, stateDirectory: 'state', ...config },
+    files: { 'index.html': 'hello over tls\n' },
+    plainPortOfHttps: true,
+  });
+  site.sport = sport;
+  return site;
 }
 
 function stateFiles(dir) {
@@ -132,7 +147,7 @@ test('only the certificate file present: an error naming the key and the missing
 });
 
 test('the plain listener redirects to HTTPS with the host, spubport, path and query', async () => {
-  const server = await startTlsServer();
+  const server = await startRedirect();
   try {
     const res = await request(`${server.url}/some/dir/file.txt?x=1&y=%20two`, { headers: { Host: `www.example.test:${server.port}` } });
     assert.equal(res.status, 301);
@@ -151,7 +166,7 @@ test('the plain listener redirects to HTTPS with the host, spubport, path and qu
 });
 
 test('the redirect carries Server and customHeaders like every other response', async () => {
-  const server = await startTlsServer({ config: { customHeaders: { 'X-Site': 'a', 'X-Seen': '{path}' } } });
+  const server = await startRedirect({ config: { customHeaders: { 'X-Site': 'a', 'X-Seen': '{path}' } } });
   try {
     const res = await request(`${server.url}/x?y=1`);
     assert.equal(res.status, 301);
@@ -164,7 +179,7 @@ test('the redirect carries Server and customHeaders like every other response', 
 });
 
 test('the redirect leaves out port 443 and uses spubport when set', async () => {
-  const server = await startTlsServer({ config: { spubport: 443 } });
+  const server = await startRedirect({ config: { spubport: 443 } });
   try {
     const res = await request(`${server.url}/a?b`, { method: 'HEAD', headers: { Host: 'example.test' } });
     assert.equal(res.status, 301);

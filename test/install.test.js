@@ -9,13 +9,15 @@ const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { unprivilegedUser } = require('./support/helpers');
 
 const ROOT = path.resolve(__dirname, '..');
 let dest;
 
-function sh(script, args = [], env = {}) {
+// user: spawn's { uid, gid } to run as another user (see unprivilegedUser).
+function sh(script, args = [], env = {}, user = {}) {
   const r = spawnSync(path.join(ROOT, script), args, {
-    encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120000,
+    encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120000, ...user,
   });
   return { code: r.status, out: (r.stdout || '') + (r.stderr || '') };
 }
@@ -37,8 +39,10 @@ test('install.sh --help documents the options and exits 0; an unknown option exi
   assert.match(uninstallHelp.out, /--remove-site/);
 });
 
-test('without root and without DESTDIR, install.sh refuses', { skip: process.getuid?.() === 0 && 'running as root' }, () => {
-  const r = sh('install.sh');
+// As root (CI), install.sh runs as nobody: the refusal is about who runs it.
+const unprivileged = unprivilegedUser();
+test('without root and without DESTDIR, install.sh refuses', { skip: unprivileged.skip ?? false }, () => {
+  const r = sh('install.sh', [], {}, unprivileged.user);
   assert.equal(r.code, 1);
   assert.match(r.out, /must run as root/);
 });

@@ -8,7 +8,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const http = require('node:http');
-const { startServer, request, readyWorkerPids } = require('./helpers');
+const { startServer, request, readyWorkerPids } = require('./support/helpers');
 
 function text(size) {
   const words = 'lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor ';

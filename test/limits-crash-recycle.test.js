@@ -8,7 +8,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const http = require('node:http');
-const { startServer, request } = require('./helpers');
+const { startServer, request } = require('./support/helpers');
 
 const SCRIPT = String.raw`
 if (href === '/async-throw') {
@@ -83,7 +83,7 @@ test('a worker that dies before serving anything still backs off (a crash loop a
   // Existing behaviour kept: see supervisor.test.js ("keeps dying young ... growing delays").
   const server = await startServer({ files: { 'index.html': 'x' }, args: ['--workers', '1'] });
   try {
-    const { readyWorkerPids } = require('./helpers');
+    const { readyWorkerPids } = require('./support/helpers');
     const delays = [];
     for (let round = 0; round < 3; round++) {
       const pids = readyWorkerPids(server);

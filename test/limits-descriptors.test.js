@@ -10,7 +10,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const http = require('node:http');
 const net = require('node:net');
-const { startServer, request } = require('./helpers');
+const { startServer, request } = require('./support/helpers');
 
 const FD_LIMIT = 256;
 const FLOOD = 400; // more connections than the worker has descriptors

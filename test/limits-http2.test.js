@@ -8,8 +8,8 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const tls = require('node:tls');
-const { readyWorkerPids } = require('./helpers');
-const { startTlsServer, h2Connect, h2Request } = require('./tls-helpers');
+const { readyWorkerPids } = require('./support/helpers');
+const { startTlsServer, h2Connect, h2Request } = require('./support/tls-helpers');
 
 const BIG = Buffer.alloc(2 * 1024 * 1024, 'x'); // above fileCacheMaxFileSize: streamed from disk
 

@@ -8,7 +8,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { startServer, request } = require('./helpers');
+const { startServer, request } = require('./support/helpers');
 
 const ENTRIES = 12000;
 

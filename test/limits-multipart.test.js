@@ -7,7 +7,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
-const { startServer, request } = require('./helpers');
+const { startServer, request } = require('./support/helpers');
 
 const SCRIPT = String.raw`
 if (href === '/upload') {

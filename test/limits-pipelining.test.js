@@ -8,7 +8,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const net = require('node:net');
-const { startServer, readyWorkerPids } = require('./helpers');
+const { startServer, readyWorkerPids } = require('./support/helpers');
 
 const BIG = Buffer.alloc(3 * 1024 * 1024);
 for (let i = 0; i < BIG.length; i++) BIG[i] = 97 + (i % 26);

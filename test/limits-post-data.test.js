@@ -6,7 +6,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const net = require('node:net');
-const { startServer, request } = require('./helpers');
+const { startServer, request } = require('./support/helpers');
 
 const MiB = 1024 * 1024;
 const SCRIPT = String.raw`

@@ -6,7 +6,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const http = require('node:http');
-const { startServer } = require('./helpers');
+const { startServer } = require('./support/helpers');
 
 const SIZE = 12 * 1024 * 1024;
 const BIG = Buffer.alloc(SIZE, 'z');

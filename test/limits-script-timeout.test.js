@@ -4,7 +4,7 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { startServer, request } = require('./helpers');
+const { startServer, request } = require('./support/helpers');
 
 const SCRIPT = String.raw`
 if (href === '/never') { disableEndElseCallbackExecute = true; return; }

@@ -7,8 +7,8 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const net = require('node:net');
 const tls = require('node:tls');
-const { request } = require('./helpers');
-const { startTlsServer, h2Connect, h2Request } = require('./tls-helpers');
+const { request } = require('./support/helpers');
+const { startTlsServer, h2Connect, h2Request } = require('./support/tls-helpers');
 
 const HEADERS_TIMEOUT_MS = 1000;
 const GIVE_UP_MS = 8000; // far above the timeout, far below "never"

@@ -6,7 +6,7 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { startServer, request, readyWorkerPids, isAlive } = require('./helpers');
+const { startServer, request, readyWorkerPids, isAlive } = require('./support/helpers');
 
 const SCRIPT = String.raw`
 if (href === '/loop') { while (true) {} }
@@ -82,7 +82,7 @@ test('a busy but healthy worker is not killed (heartbeats keep coming while it s
 });
 
 test('workerStallTimeout is validated', async () => {
-  const { runSvr, makeTempDir } = require('./helpers');
+  const { runSvr, makeTempDir } = require('./support/helpers');
   const fs = require('node:fs');
   const path = require('node:path');
   const dir = makeTempDir();

@@ -8,7 +8,7 @@ const fs = require('node:fs');
 const http = require('node:http');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
-const { startServer, request, getFreePort, makeTempDir } = require('./helpers');
+const { startServer, request, getFreePort, makeTempDir } = require('./support/helpers');
 const { parseListenAddress } = require('../lib/config/listen-address');
 
 test('the forms a listen address takes', () => {

@@ -6,8 +6,9 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { spawnSync } = require('node:child_process');
-const { startServer, request, ensureDebianPackage } = require('./helpers');
+const { execFile } = require('node:child_process');
+const { request, ensureDebianPackage } = require('./support/helpers');
+const { startPipeline } = require('./support/pipeline');
 
 const files = {
   'dir/b.txt': 'bb',
@@ -29,7 +30,7 @@ const files = {
 describe('directory listing enabled', () => {
   let srv;
   before(async () => {
-    srv = await startServer({ config: { enableDirectoryListing: true }, files });
+    srv = await startPipeline({ config: { enableDirectoryListing: true }, files });
     fs.mkdirSync(path.join(srv.dir, 'outside'));
     fs.symlinkSync(path.join(srv.dir, 'outside'), path.join(srv.root, 'dir', 'link-out'));
   });
@@ -107,7 +108,7 @@ describe('directory listing enabled', () => {
 
 describe('directory listing disabled (default)', () => {
   let srv;
-  before(async () => { srv = await startServer({ files }); });
+  before(async () => { srv = await startPipeline({ files }); });
   after(() => srv.stop());
 
   it('answers 403 for a directory without index', async () => {
@@ -117,23 +118,33 @@ describe('directory listing disabled (default)', () => {
   });
 });
 
+// Resolves with { status, stderr } when the command exits.
+function run(command, args, options) {
+  return new Promise((resolve) => {
+    execFile(command, args, { encoding: 'utf8', ...options }, (error, stdout, stderr) => {
+      resolve({ status: error ? (error.code ?? error.signal) : 0, stderr });
+    });
+  });
+}
+
 describe('directory listing in headless Chromium', () => {
   const browser = ensureDebianPackage('chromium');
   const chromium = browser.path;
   let srv;
   before(async () => {
-    if (chromium) srv = await startServer({ config: { enableDirectoryListing: true }, files });
+    if (chromium) srv = await startPipeline({ config: { enableDirectoryListing: true }, files });
   });
   after(() => srv && srv.stop());
 
   it('renders a page with a non-blank screenshot', { skip: browser.skip ?? false }, async () => {
     const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-chromium-'));
     const shot = process.env.SVR_LISTING_SCREENSHOT || path.join(profile, 'listing.png');
-    const result = spawnSync(chromium, [
+    // Asynchronous: the server answering Chromium runs in this process.
+    const result = await run(chromium, [
       '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync',
       `--user-data-dir=${profile}`, `--screenshot=${shot}`, '--window-size=1024,768', `${srv.url}/dir/`,
-    ], { timeout: 60000, encoding: 'utf8' });
+    ], { timeout: 60000 });
     try {
       assert.equal(result.status, 0, result.stderr);
       const png = fs.readFileSync(shot);

@@ -1,13 +1,15 @@
 'use strict';
 // Mods: name order (files, folders, package.json main), next() chaining into the script and the
 // static files, async mods, what a mod gets (req/res/config/logFacilities), configValidators,
-// load errors, --disable-mods, mods never served, and reload behaviour.
+// load errors, --disable-mods, mods never served, and reload behaviour. Behaviour runs the pipeline
+// in-process; start-up failures, the command line and reloads start svr.js.
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { startServer, request, runSvr, makeTempDir, writeFiles, getFreePort } = require('./helpers');
+const { startServer, request, runSvr, makeTempDir, writeFiles, getFreePort } = require('./support/helpers');
+const { startPipeline } = require('./support/pipeline');
 
 // Appends its name to X-Order and passes on, unless the query says ?stop=<name>.
 function orderMod(name, { async = false } = {}) {
@@ -68,7 +70,7 @@ function modFiles() {
 
 let server;
 test.before(async () => {
-  server = await startServer({
+  server = await startPipeline({
     config: { modsDirectory: 'mods', greeting: 'hello', rewriteMap: [{ definingRegex: '/^\\/old\\//', replacements: [{ regex: '/^\\/old\\/\\?/', replacement: '/inspect?from=old&' }] }], customHeaders: { 'X-Site': 'svr {path}' }, exposeModsInErrorPages: true },
     files: modFiles(),
   });
@@ -144,7 +146,7 @@ test('a mod that throws gives a 500 naming it (exposeModsInErrorPages)', async (
 });
 
 test('mods in the web root are never served', async () => {
-  const srv = await startServer({ config: { modsDirectory: 'web/mods' }, files: { 'mods/01-a.js': orderMod('a'), 'page.html': 'x' } });
+  const srv = await startPipeline({ config: { modsDirectory: 'web/mods' }, files: { 'mods/01-a.js': orderMod('a'), 'page.html': 'x' } });
   try {
     const res = await request(`${srv.url}/mods/01-a.js`);
     assert.equal(res.status, 404);
@@ -156,7 +158,7 @@ test('mods in the web root are never served', async () => {
 });
 
 test('exposeModsInErrorPages false: the 500 page does not name the mod', async () => {
-  const srv = await startServer({ config: { modsDirectory: 'mods' }, files: { '../mods/a.js': 'module.exports = () => { throw new Error("x"); }; module.exports.modInfo = { name: "secretmod", version: "9" };' } });
+  const srv = await startPipeline({ config: { modsDirectory: 'mods' }, files: { '../mods/a.js': 'module.exports = () => { throw new Error("x"); }; module.exports.modInfo = { name: "secretmod", version: "9" };' } });
   try {
     const res = await request(`${srv.url}/`);
     assert.equal(res.status, 500);
@@ -212,6 +214,29 @@ test('a missing configured modsDirectory stops the start', async () => {
   const result = await startFailing({}, { modsDirectory: 'no-such-dir' });
   assert.equal(result.code, 78);
   assert.match(result.stderr, /no-such-dir: cannot load the mod: cannot read the mods directory \(ENOENT\)/);
+});
+
+test('--check accepts a key a mod declares, and rejects a bad value for it', async () => {
+  const dir = makeTempDir();
+  writeFiles(dir, {
+    'web/index.html': 'x',
+    'mods/greeting.js': `module.exports = (req, res, log, config, next) => next();
+module.exports.modInfo = { name: 'greeting', version: '1.0.0' };
+module.exports.configValidators = { greeting: (value) => typeof value === 'string' };`,
+  });
+  const configFile = path.join(dir, 'svr-config.json');
+  try {
+    fs.writeFileSync(configFile, JSON.stringify({ wwwroot: 'web', modsDirectory: 'mods', greeting: 'hello' }));
+    const ok = await runSvr(['--check', '--config', configFile]);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, /: ok$/);
+    fs.writeFileSync(configFile, JSON.stringify({ wwwroot: 'web', modsDirectory: 'mods', greeting: 42 }));
+    const bad = await runSvr(['--check', '--config', configFile]);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /greeting: invalid value 42/);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('configValidators: a key no mod declares is unknown; a declared key with a bad value is refused', async () => {

@@ -1,12 +1,13 @@
 'use strict';
-// Stage 2: the rewrite map (SVR.JS format), over real sockets. customHeaders' {path} placeholder
-// shows the URL after rewriting.
+// Stage 2: the rewrite map (SVR.JS format): the pipeline in-process on real sockets. The
+// customHeaders' {path} placeholder shows the URL after rewriting.
 
 const { describe, it, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { startServer, request } = require('./helpers');
+const { request } = require('./support/helpers');
+const { startPipeline } = require('./support/pipeline');
 
 const rewriteMap = [
   { definingRegex: '/^\\/first$/', replacements: [{ regex: '/.*/', replacement: '/one.txt' }] },
@@ -24,7 +25,7 @@ const rewriteMap = [
 describe('rewriteMap', () => {
   let srv;
   before(async () => {
-    srv = await startServer({
+    srv = await startPipeline({
       config: { rewriteMap, customHeaders: { 'X-Path': '{path}' } },
       files: {
         'one.txt': 'one', 'two.txt': 'two', 'first': 'unrewritten', 'users/ann.txt': 'ann', 'users/x.txt': 'x',
@@ -101,14 +102,14 @@ describe('rewriteMap', () => {
 describe('rewriteMap validation', () => {
   it('an invalid regex stops the server at start with the key path', async () => {
     await assert.rejects(
-      startServer({ config: { rewriteMap: [{ definingRegex: '/a(/', replacements: [] }] } }),
+      startPipeline({ config: { rewriteMap: [{ definingRegex: '/a(/', replacements: [] }] } }),
       /rewriteMap\[0\]\.definingRegex/,
     );
   });
 
   it('a string that is not /pattern/flags is refused', async () => {
     await assert.rejects(
-      startServer({ config: { rewriteMap: [{ definingRegex: '/ok/', replacements: [{ regex: 'nope', replacement: '' }] }] } }),
+      startPipeline({ config: { rewriteMap: [{ definingRegex: '/ok/', replacements: [{ regex: 'nope', replacement: '' }] }] } }),
       /rewriteMap\[0\]\.replacements\[0\]\.regex/,
     );
   });

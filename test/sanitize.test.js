@@ -1,12 +1,13 @@
 'use strict';
-// Stage 1: URL sanitizing, method policy and size limits, over real sockets.
+// Stage 1: URL sanitizing, method policy and size limits: the pipeline in-process, real sockets.
 
 const { describe, it, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const net = require('node:net');
 const path = require('node:path');
-const { startServer, request } = require('./helpers');
+const { request } = require('./support/helpers');
+const { startPipeline } = require('./support/pipeline');
 
 // A raw HTTP/1.1 exchange: lets a test send a request target byte for byte (http.request and
 // curl would normalise it). Resolves with { status, headers, raw }.
@@ -40,7 +41,7 @@ describe('URL sanitizing (default: 301 to the clean URL)', () => {
   let srv;
   let secretDir;
   before(async () => {
-    srv = await startServer({
+    srv = await startPipeline({
       files: { 'index.html': 'home', 'sub/a.txt': 'A', '%2e%2e/x.txt': 'literal name' },
     });
     // a file next to the web root that no request may reach
@@ -138,7 +139,7 @@ describe('URL sanitizing (default: 301 to the clean URL)', () => {
 describe('URL sanitizing with rewriteDirtyURLs: true (served internally)', () => {
   let srv;
   before(async () => {
-    srv = await startServer({ config: { rewriteDirtyURLs: true }, files: { 'sub/a.txt': 'A' } });
+    srv = await startPipeline({ config: { rewriteDirtyURLs: true }, files: { 'sub/a.txt': 'A' } });
   });
   after(() => srv.stop());
 
@@ -156,7 +157,7 @@ describe('URL sanitizing with rewriteDirtyURLs: true (served internally)', () =>
 describe('methods and limits', () => {
   let srv;
   before(async () => {
-    srv = await startServer({ config: { maxURLLength: 2000, maxHeaderSize: 8192 }, files: { 'a.txt': 'A' } });
+    srv = await startPipeline({ config: { maxURLLength: 2000, maxHeaderSize: 8192 }, files: { 'a.txt': 'A' } });
   });
   after(() => srv.stop());
 

@@ -7,7 +7,8 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const http = require('node:http');
-const { startServer, request, readyWorkerPids, isAlive } = require('./helpers');
+const { startServer, request, readyWorkerPids, isAlive } = require('./support/helpers');
+const { startPipeline } = require('./support/pipeline');
 
 const SCRIPT = String.raw`
 if (href === '/pid') { responseEnd(String(process.pid)); return; }
@@ -41,8 +42,9 @@ module.exports = async function (req, res, logFacilities, config, next) {
 module.exports.modInfo = { name: 'rejecter', version: '1.0' };
 `;
 
-async function withServer(config, fn) {
-  const server = await startServer({ config: { workers: 1, modsDirectory: 'mods', ...config }, files: { 'serverSideScript.js': SCRIPT, '../mods/a.js': MOD } });
+// start: startServer where the worker process is the point, startPipeline for what a page shows.
+async function withServer(config, fn, start = startServer) {
+  const server = await start({ config: { workers: 1, modsDirectory: 'mods', ...config }, files: { 'serverSideScript.js': SCRIPT, '../mods/a.js': MOD } });
   try {
     return await fn(server);
   } finally {
@@ -78,12 +80,12 @@ test('the 500 page shows the stack with the script file and line only when stack
     const res = await request(`${server.url}/throw`);
     assert.match(res.text, /thrown synchronously/);
     assert.match(res.text, /serverSideScript\.js:3:/);
-  });
+  }, startPipeline);
   await withServer({}, async (server) => {
     const res = await request(`${server.url}/throw`);
     assert.equal(res.status, 500);
     assert.ok(!res.text.includes('serverSideScript.js'), 'stackHidden defaults to true');
-  });
+  }, startPipeline);
 });
 
 test('an uncaught exception in a callback: 500 for its request, a concurrent slow request completes, the worker is replaced', async () => {

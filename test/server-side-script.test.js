@@ -1,14 +1,15 @@
 'use strict';
 // serverSideScript.js: every variable and helper in its scope, the automatic elseCallback rule,
 // top-level return, methods, customvar persistence, parsePostData and its size limit, the script
-// never served, and a new script picked up on SIGHUP.
+// never served (the pipeline in-process), and a new script picked up on SIGHUP (svr.js started).
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const http = require('node:http');
 const path = require('node:path');
-const { startServer, request, runSvr, makeTempDir, getFreePort } = require('./helpers');
+const { startServer, request, runSvr, makeTempDir, getFreePort } = require('./support/helpers');
+const { startPipeline } = require('./support/pipeline');
 
 // One script answering many routes; each test asks one of them.
 const SCRIPT = String.raw`
@@ -68,7 +69,7 @@ const basic = (name, password) => ({ authorization: `Basic ${Buffer.from(`${name
 
 let server;
 test.before(async () => {
-  server = await startServer({
+  server = await startPipeline({
     config: { stateDirectory: 'state', users: USERS, page404: 'missing.html', customHeaders: { 'X-Path': 'at {path}' }, maxPostDataSize: 1000, exposeModsInErrorPages: true, stackHidden: false },
     files: { 'serverSideScript.js': SCRIPT, 'page.html': 'static page', '.head': '<H>', '.foot': '</F>' },
   });
@@ -302,7 +303,7 @@ test('serverSideScript.js is never served', async () => {
 });
 
 test('a script with no code serves the static files', async () => {
-  const empty = await startServer({ files: { 'serverSideScript.js': '', 'page.html': 'static page' } });
+  const empty = await startPipeline({ files: { 'serverSideScript.js': '', 'page.html': 'static page' } });
   try {
     const res = await request(`${empty.url}/page.html`);
     assert.equal(res.status, 200);
@@ -313,7 +314,7 @@ test('a script with no code serves the static files', async () => {
 });
 
 test('useWebRootServerSideScript false: the web root script does not run', async () => {
-  const other = await startServer({ config: { useWebRootServerSideScript: false }, files: { 'serverSideScript.js': SCRIPT } });
+  const other = await startPipeline({ config: { useWebRootServerSideScript: false }, files: { 'serverSideScript.js': SCRIPT } });
   try {
     assert.equal((await request(`${other.url}/return`)).status, 404);
   } finally {

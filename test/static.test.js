@@ -1,12 +1,14 @@
 'use strict';
 // Stage 5: static files — containment, dotfiles, the server's own files, MIME, index files and
-// trailing slashes, over real sockets.
+// trailing slashes: the pipeline in-process on real sockets.
 
 const { describe, it, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
+const http = require('node:http');
 const path = require('node:path');
-const { startServer, request } = require('./helpers');
+const { request } = require('./support/helpers');
+const { startPipeline } = require('./support/pipeline');
 
 // Outside the web root, next to it: <dir>/secret/passwd, and a symlinked file and directory
 // inside the root pointing at it.
@@ -22,7 +24,7 @@ function plantEscapes(srv) {
 describe('containment with followSymlinks: false (default)', () => {
   let srv;
   before(async () => {
-    srv = await startServer({ files: { 'a.txt': 'A', 'sub/b.txt': 'B' } });
+    srv = await startPipeline({ files: { 'a.txt': 'A', 'sub/b.txt': 'B' } });
     plantEscapes(srv);
     fs.symlinkSync('a.txt', path.join(srv.root, 'inside-link.txt'));
     fs.symlinkSync('sub', path.join(srv.root, 'inside-dir'));
@@ -56,7 +58,7 @@ describe('containment with followSymlinks: false (default)', () => {
 describe('containment with followSymlinks: true', () => {
   let srv;
   before(async () => {
-    srv = await startServer({ config: { followSymlinks: true }, files: { 'a.txt': 'A', 'sub/b.txt': 'B', '.env': 'X' } });
+    srv = await startPipeline({ config: { followSymlinks: true }, files: { 'a.txt': 'A', 'sub/b.txt': 'B', '.env': 'X' } });
     plantEscapes(srv);
     fs.symlinkSync('a.txt', path.join(srv.root, 'inside-link.txt'));
     fs.symlinkSync('sub', path.join(srv.root, 'inside-dir'));
@@ -99,8 +101,8 @@ describe('dotfiles', () => {
   let allowed;
   const files = { '.env': 'SECRET=1', '.git/config': '[core]', 'sub/.hidden': 'h', '.well-known/security.txt': 'Contact: x', 'a.txt': 'A' };
   before(async () => {
-    denied = await startServer({ files });
-    allowed = await startServer({ config: { allowDotfiles: true }, files });
+    denied = await startPipeline({ files });
+    allowed = await startPipeline({ config: { allowDotfiles: true }, files });
   });
   after(async () => { await denied.stop(); await allowed.stop(); });
 
@@ -128,7 +130,7 @@ describe("the server's own files", () => {
   let srv;
   before(async () => {
     // wwwroot is the directory holding the config file itself
-    srv = await startServer({
+    srv = await startPipeline({
       config: { wwwroot: '.', allowSensitiveFilesInWebRoot: true, modsDirectory: 'web/mods', followSymlinks: true },
       files: { 'index.html': 'site', 'serverSideScript.js': 'secret()', 'sub/serverSideScript.js': 'secret()', 'mods/m.js': 'module.exports = (req, res, log, config, next) => next(); // mod()' },
     });
@@ -163,7 +165,7 @@ describe("svr's own code when wwwroot is the installation directory", () => {
   let srv;
   before(async () => {
     // The installation directory holds state/ (svr's own state): opting in is part of this choice.
-    srv = await startServer({ config: { wwwroot: path.join(__dirname, '..'), allowSensitiveFilesInWebRoot: true } });
+    srv = await startPipeline({ config: { wwwroot: path.join(__dirname, '..'), allowSensitiveFilesInWebRoot: true } });
   });
   after(() => srv.stop());
 
@@ -187,8 +189,8 @@ describe('MIME types, index files, trailing slashes', () => {
     'docs/index.html': 'docs index', 'old/index.htm': 'old index', 'empty/.keep': '',
   };
   before(async () => {
-    srv = await startServer({ files });
-    noRedirect = await startServer({ config: { disableTrailingSlashRedirects: true }, files });
+    srv = await startPipeline({ files });
+    noRedirect = await startPipeline({ config: { disableTrailingSlashRedirects: true }, files });
   });
   after(async () => { await srv.stop(); await noRedirect.stop(); });
 
@@ -238,9 +240,36 @@ describe('MIME types, index files, trailing slashes', () => {
   });
 });
 
+describe('a file that grows while it is sent', () => {
+  const BIG = 32 * 1024 * 1024;
+  let srv;
+  before(async () => { srv = await startPipeline({ files: { 'grow.bin': Buffer.alloc(BIG, 1), 'small.txt': 'small' } }); });
+  after(() => srv.stop());
+
+  it('sends exactly the announced length and the keep-alive connection stays usable', async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const length = await new Promise((resolve, reject) => {
+      http.get(`${srv.url}/grow.bin`, { agent }, (res) => {
+        res.pause(); // 32 MiB cannot fit in socket buffers: the server is still reading the file
+        assert.equal(res.headers['content-length'], String(BIG));
+        fs.appendFileSync(path.join(srv.root, 'grow.bin'), Buffer.alloc(1024 * 1024, 2));
+        let n = 0;
+        res.on('data', (chunk) => { n += chunk.length; });
+        res.on('end', () => resolve(n));
+        res.on('error', reject);
+        res.resume();
+      }).on('error', reject);
+    });
+    assert.equal(length, BIG);
+    const next = await request(`${srv.url}/small.txt`, { agent });
+    assert.equal(next.text, 'small');
+    agent.destroy();
+  });
+});
+
 describe('a web root that is not a usable directory', () => {
   it('stops the server at start with one message naming wwwroot (loader check)', async () => {
-    await assert.rejects(startServer({ config: { wwwroot: 'no-such-dir' } }), /wwwroot: .*no-such-dir/);
+    await assert.rejects(startPipeline({ config: { wwwroot: 'no-such-dir' } }), /wwwroot: .*no-such-dir/);
   });
 
   it('createPipeline refuses it too (a worker reports that as a fatal start-up error)', () => {

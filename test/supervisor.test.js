@@ -8,7 +8,7 @@ const fs = require('node:fs');
 const http = require('node:http');
 const net = require('node:net');
 const path = require('node:path');
-const { startServer, request, readyWorkerPids, isAlive, runSvr, makeTempDir, getFreePort } = require('./helpers');
+const { startServer, request, readyWorkerPids, isAlive, runSvr, makeTempDir, getFreePort } = require('./support/helpers');
 
 test('--workers 3 starts three workers', async () => {
   const server = await startServer({ files: { 'index.html': 'x' }, args: ['--workers', '3'] });

@@ -13,7 +13,8 @@ const http = require('node:http');
 const net = require('node:net');
 const path = require('node:path');
 const tar = require('tar');
-const { startServer, request, runSvr, makeTempDir, writeFiles, getFreePort } = require('./helpers');
+const { startServer, request, runSvr, makeTempDir, writeFiles, getFreePort } = require('./support/helpers');
+const { startPipeline } = require('./support/pipeline');
 
 // ---- fixtures ------------------------------------------------------------------------------
 
@@ -322,7 +323,7 @@ test('legacy archives are unpacked into a per-process directory under the state 
 });
 
 test('an unpacked legacy mod (a folder whose index.js exports a Mod constructor) is wrapped, not called as a handler', async () => {
-  const srv = await startServer({
+  const srv = await startPipeline({
     config: { modsDirectory: 'mods', stateDirectory: 'state' },
     files: { 'page.txt': 'static', '../mods/legacy/index.js': LEGACY_INDEX, '../mods/legacy/mod.info': LEGACY_INFO },
   });
@@ -621,7 +622,7 @@ if (href == "/upload.svr") {
   });
   return;
 }`;
-  const srv = await startServer({ config: { stateDirectory: 'state' }, files: { 'serverSideScript.js': script } });
+  const srv = await startPipeline({ config: { stateDirectory: 'state' }, files: { 'serverSideScript.js': script } });
   try {
     const content = crypto.randomBytes(2200000);
     const boundary = 'svrBoundary42';
@@ -658,7 +659,7 @@ test('parsePostData: a multipart body that grows over maxPostDataSize while stre
 
 test('HTTP/2 CONNECT gets 501, and the session keeps serving', async () => {
   const http2 = require('node:http2');
-  const { startTlsServer, h2Connect, h2Request } = require('./tls-helpers');
+  const { startTlsServer, h2Connect, h2Request } = require('./support/tls-helpers');
   const srv = await startTlsServer({ config: { enableHTTP2: true }, files: { 'page.txt': 'over h2' } });
   const session = h2Connect(srv.httpsUrl);
   try {

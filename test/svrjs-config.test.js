@@ -11,7 +11,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { loadConfig } = require('../lib/config/load');
-const { runSvr } = require('./helpers');
+const { runSvr } = require('./support/helpers');
 
 const FIXTURE = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures', 'svrjs-config.json'), 'utf8'));
 const NO_EFFECT = ['timestamp', 'version', 'optOutOfStatisticsServer', 'disableConfigurationSaving',
@@ -117,7 +117,7 @@ describe('defaults (docs/svrjs-migration.md)', () => {
 });
 
 describe('starting with an SVR.JS config', () => {
-  const { startServer } = require('./helpers');
+  const { startServer } = require('./support/helpers');
 
   it('logs one warning per key without effect, then serves', async () => {
     const server = await startServer({ config: { timestamp: 1700000000000, allowStatus: false, optOutOfStatisticsServer: false }, files: { 'index.html': 'home' } });
@@ -133,7 +133,7 @@ describe('starting with an SVR.JS config', () => {
 });
 
 describe('serving a site with an SVR.JS config', () => {
-  const { startServer, request } = require('./helpers');
+  const { startServer, request } = require('./support/helpers');
 
   it('the full SVR.JS config (wwwroot added) serves as SVR.JS would: listing on, version exposed, rewrite rules', async () => {
     const { port, sport, cert, key, ...rest } = FIXTURE; // the test picks its own port

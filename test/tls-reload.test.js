@@ -8,8 +8,8 @@ const fs = require('node:fs');
 const http2 = require('node:http2');
 const https = require('node:https');
 const path = require('node:path');
-const { makeTempDir } = require('./helpers');
-const { startTlsServer, httpsRequest, h2Request, h2Connect, peerCertificate, writePair, replaceFile } = require('./tls-helpers');
+const { makeTempDir } = require('./support/helpers');
+const { startTlsServer, httpsRequest, h2Request, h2Connect, peerCertificate, writePair, replaceFile } = require('./support/tls-helpers');
 
 // Lanes of requests until stop(): `keepalive` share an agent, `fresh` open a new TLS
 // connection per request (so they see the certificate of the moment), `h2` share an HTTP/2

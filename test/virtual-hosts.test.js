@@ -5,7 +5,7 @@
 const { describe, it, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const { startPipeline } = require('./support/pipeline');
-const { request } = require('./helpers');
+const { request } = require('./support/helpers');
 
 const as = (host) => ({ headers: { host } });
 

@@ -71,4 +71,4 @@ function applyAliases(config) {
   if (typeof config.domian === 'string' && config.domian !== '' && !config.domain) config.domain = config.domian;
 }
 
-module.exports = { review, accessProblems, applyAliases, SVRJS_ONLY };
+module.exports = { review, accessProblems, applyAliases };

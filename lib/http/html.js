@@ -33,4 +33,4 @@ function pageHead(title, style = PAGE_STYLE) {
     `<title>${title}</title><style>${style}</style></head>\n<body><main>`;
 }
 
-module.exports = { escapeHTML, prefersJSON, pageHead, PAGE_STYLE };
+module.exports = { escapeHTML, prefersJSON, pageHead };

@@ -429,10 +429,8 @@ module.exports = {
   stateDirectory,
   selfSignedPaths,
   wantedNames,
-  checkPair,
   validSniName,
   versionOptions,
   checkTlsOptions,
   VALIDITY_DAYS,
-  RENEW_BEFORE_DAYS,
 };

@@ -50,4 +50,4 @@ function throttledErrorLog(log, label, intervalMs = 1000) {
   };
 }
 
-module.exports = { descriptorLimit, maxConnections, limitConnections, throttledErrorLog };
+module.exports = { maxConnections, limitConnections, throttledErrorLog };

@@ -171,8 +171,6 @@ function createSecureServer(config, handler, serverOptions = {}) {
 
 module.exports = {
   loadTlsContext,
-  certificateFiles,
   sniMatcher,
   createSecureServer,
-  secureHandler,
 };

@@ -208,4 +208,4 @@ function createErrorPages(site) {
   return sendError;
 }
 
-module.exports = { createErrorPages, DESCRIPTIONS };
+module.exports = { createErrorPages };

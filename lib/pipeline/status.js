@@ -59,4 +59,4 @@ function createStatusStage(site, counters) {
   };
 }
 
-module.exports = { createStatusStage, createRequestCounters, STATUS_PATH };
+module.exports = { createStatusStage, createRequestCounters };

@@ -102,4 +102,4 @@ function describeStall(silentMs, state, now) {
   return `its event loop has not answered for ${silentMs} ms; ${what}`;
 }
 
-module.exports = { startHeartbeat, Watchdog, heartbeatInterval };
+module.exports = { startHeartbeat, Watchdog };

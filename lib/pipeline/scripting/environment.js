@@ -121,4 +121,4 @@ function svrFile() {
   return path.resolve(__dirname, '..', '..', '..', 'svr.js');
 }
 
-module.exports = { installModEnvironment, countRequest, svrFile, SVRJS_API_LEVEL };
+module.exports = { installModEnvironment, countRequest, svrFile };

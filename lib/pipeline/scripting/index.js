@@ -435,4 +435,4 @@ function createStage(site, mods, script) {
   return scripting;
 }
 
-module.exports = { createScriptingStage, urlObject, errorArguments, createLogFacilities };
+module.exports = { createScriptingStage, urlObject, errorArguments };

@@ -109,4 +109,4 @@ function extractModArchive(file, intoDir, limits = {}) {
   return intoDir;
 }
 
-module.exports = { extractModArchive, MAX_ARCHIVE_BYTES, MAX_TOTAL_BYTES, MAX_ENTRIES };
+module.exports = { extractModArchive };

@@ -62,4 +62,4 @@ function wrapLegacyMod(Mod, label) {
   return handler;
 }
 
-module.exports = { isLegacyModConstructor, wrapLegacyMod, legacyArguments, extensionOf, DEFAULT_PAGE };
+module.exports = { isLegacyModConstructor, wrapLegacyMod, legacyArguments };

@@ -149,5 +149,5 @@ function filterHeaders(headers) {
 
 module.exports = {
   compileServerSideScript, scriptPath, ScriptLoadError, SCRIPT_NAME,
-  filterHeaders, REQUEST_PARAMS,
+  filterHeaders,
 };

@@ -103,4 +103,4 @@ function lastLines(text) {
   return `; its stderr ends with:\n    ${lines.slice(-STDERR_LINES).join('\n    ')}`;
 }
 
-module.exports = { readModKeys, DEFAULT_TIMEOUT_MS };
+module.exports = { readModKeys };

@@ -26,6 +26,7 @@ const querystring = require('node:querystring');
 // Loaded with the module, never on a request path: a require that fails once (EMFILE, say)
 // would fail that way for every later request (attack report, finding 4).
 const busboy = require('busboy');
+const { mediaType } = require('../../http/headers');
 
 const MAX_BUFFERED_BYTES = 20 * 1024 * 1024;
 const MAX_FILES = 1000; // file parts per request (formidable's maxFiles order; the attack report sent 8,000)
@@ -89,10 +90,6 @@ function readBody(req, limit, callback, budget = createBodyBudget(0)) {
   req.on('end', () => finish(null, Buffer.concat(chunks, size)));
   req.on('aborted', () => finish(new BodyError(400, 'the client aborted the request')));
   req.on('error', (error) => finish(new BodyError(400, `cannot read the body: ${error.message}`)));
-}
-
-function mediaType(contentType) {
-  return String(contentType || '').split(';')[0].trim().toLowerCase();
 }
 
 // Returns { fields, files, tempFiles } or throws BodyError(400).
@@ -247,4 +244,4 @@ function createParsePostData(req, res, { limit, fail, budget = workerBudget, tem
   };
 }
 
-module.exports = { createParsePostData, createBodyBudget, setBodyBudget, readBody, parseBody, BodyError, MAX_BUFFERED_BYTES };
+module.exports = { createParsePostData, createBodyBudget, setBodyBudget, readBody, parseBody, BodyError };

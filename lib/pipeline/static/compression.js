@@ -152,4 +152,4 @@ function createCompression(config) {
   return { negotiate, isCompressible, compress, createStream: createLimitedStream, mayStream, SIBLING_EXT };
 }
 
-module.exports = { createCompression, negotiate, isCompressibleType, MIN_SIZE, SIBLING_EXT };
+module.exports = { createCompression, negotiate, isCompressibleType, SIBLING_EXT };

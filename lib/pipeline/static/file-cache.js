@@ -184,4 +184,4 @@ async function readWhole(path, webRoot) {
   }
 }
 
-module.exports = { FileCache, sameFile, readWhole, DEFAULT_SETTLE_MS };
+module.exports = { FileCache, sameFile, readWhole };

@@ -121,4 +121,4 @@ function createResolver(site) {
   return { resolve, isHidden };
 }
 
-module.exports = { createResolver, errorStatus, lstatBeneath };
+module.exports = { createResolver, errorStatus };

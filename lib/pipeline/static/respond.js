@@ -379,4 +379,4 @@ function createResponder(site, { isHidden }) {
   return { respond, cache, compression };
 }
 
-module.exports = { createResponder, contentType };
+module.exports = { createResponder };

@@ -1,0 +1,89 @@
+'use strict';
+// lib/pipeline/scripting/post-data.js: reading and parsing a buffered request body, called
+// directly (a request is an EventEmitter with headers). Multipart, streamed through busboy, is
+// tested over sockets in server-side-script.test.js.
+
+const { describe, test } = require('node:test');
+const assert = require('node:assert/strict');
+const { EventEmitter } = require('node:events');
+const { readBody, parseBody, BodyError, createBodyBudget } = require('../../lib/pipeline/scripting/post-data');
+
+function fakeRequest(headers = {}) {
+  const req = new EventEmitter();
+  req.headers = headers;
+  return req;
+}
+
+function read(req, limit) {
+  return new Promise((resolve) => readBody(req, limit, (error, body) => resolve({ error, body })));
+}
+
+describe('readBody', () => {
+  test('gathers the chunks', async () => {
+    const req = fakeRequest();
+    const done = read(req, 10);
+    req.emit('data', Buffer.from('abc'));
+    req.emit('data', Buffer.from('de'));
+    req.emit('end');
+    const { error, body } = await done;
+    assert.equal(error, null);
+    assert.equal(body.toString(), 'abcde');
+  });
+
+  test('a declared Content-Length over the limit is 413 before anything is read', async () => {
+    const { error } = await read(fakeRequest({ 'content-length': '11' }), 10);
+    assert.ok(error instanceof BodyError);
+    assert.equal(error.status, 413);
+    assert.match(error.message, /the body \(11 bytes\) is larger than maxPostDataSize \(10\)/);
+  });
+
+  test('a body that grows over the limit is 413, once', async () => {
+    const req = fakeRequest();
+    let calls = 0;
+    const done = new Promise((resolve) => readBody(req, 4, (error) => { calls++; resolve(error); }));
+    req.emit('data', Buffer.from('abc'));
+    req.emit('data', Buffer.from('de'));
+    req.emit('end');
+    const error = await done;
+    assert.equal(error.status, 413);
+    assert.equal(calls, 1);
+  });
+
+  test('an aborted or failing request is 400', async () => {
+    const aborted = fakeRequest();
+    const first = read(aborted, 10);
+    aborted.emit('aborted');
+    assert.equal((await first).error.status, 400);
+    const failing = fakeRequest();
+    const second = read(failing, 10);
+    failing.emit('error', new Error('reset'));
+    const { error } = await second;
+    assert.equal(error.status, 400);
+    assert.match(error.message, /cannot read the body: reset/);
+  });
+});
+
+describe('parseBody', () => {
+  test('urlencoded: repeated names give arrays', () => {
+    const parsed = parseBody(Buffer.from('a=1&b=two+words&a=3'), 'application/x-www-form-urlencoded; charset=utf-8');
+    assert.deepEqual(parsed, { fields: { a: ['1', '3'], b: 'two words' }, files: {}, tempFiles: [] });
+  });
+
+  test('JSON and +json: the object is the fields; an empty body is {}; invalid JSON is 400', () => {
+    assert.deepEqual(parseBody(Buffer.from('{"n":5}'), 'Application/JSON').fields, { n: 5 });
+    assert.deepEqual(parseBody(Buffer.from('{"n":5}'), 'application/ld+json').fields, { n: 5 });
+    assert.deepEqual(parseBody(Buffer.alloc(0), 'application/json').fields, {});
+    assert.deepEqual(parseBody(Buffer.from('[1,2]'), 'application/json').fields, {}, 'not an object: no fields');
+    assert.throws(() => parseBody(Buffer.from('{'), 'application/json'), (error) => error.status === 400 && /invalid JSON body/.test(error.message));
+  });
+
+  test('another type gives no fields and no files', () => {
+    assert.deepEqual(parseBody(Buffer.from('plain'), 'text/plain'), { fields: {}, files: {}, tempFiles: [] });
+    assert.deepEqual(parseBody(Buffer.from('plain'), undefined), { fields: {}, files: {}, tempFiles: [] });
+  });
+});
+
+test('createBodyBudget: a positive integer is the budget; anything else is no limit', () => {
+  assert.deepEqual(createBodyBudget(1000), { max: 1000, used: 0 });
+  for (const max of [0, -1, 1.5, undefined, '1000']) assert.equal(createBodyBudget(max).max, Infinity, String(max));
+});
