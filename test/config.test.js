@@ -429,9 +429,12 @@ describe('keys declared by mods (extraValidators)', () => {
 
 describe('checkConfig: a parsed object, checked as loadConfig checks a file', () => {
   const configFile = path.join(os.tmpdir(), 'svr-check-config', 'svr-config.json');
+  // a web root of its own: one that holds the config file is refused (docs/security.md)
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-check-root-'));
+  after(() => fs.rmSync(root, { recursive: true, force: true }));
 
   test('fills the schema defaults and resolves paths against the config file\'s directory, in place', () => {
-    const config = { wwwroot: os.tmpdir(), modsDirectory: 'mods' };
+    const config = { wwwroot: root, modsDirectory: 'mods' };
     const result = checkConfig(config, { file: 'given.json', configFile });
     assert.deepEqual(result.errors, []);
     assert.equal(result.config, config, 'the object itself is completed');
@@ -441,7 +444,7 @@ describe('checkConfig: a parsed object, checked as loadConfig checks a file', ()
   });
 
   test('names the file it was given in every message, and hands out no config', () => {
-    const result = checkConfig({ wwwroot: os.tmpdir(), logFormat: 'xml', prot: 1 }, { file: 'given.json', configFile });
+    const result = checkConfig({ wwwroot: root, logFormat: 'xml', prot: 1 }, { file: 'given.json', configFile });
     assert.equal(result.config, null);
     assert.deepEqual(result.errors, [
       'given.json: logFormat: expected one of "combined", "json", found "xml"',
