@@ -138,9 +138,9 @@ describe('wrong types and values', () => {
     assert.match(errors[0], /: tlsMinVersion: expected one of "TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3", found 5$/);
   });
 
-  test('schedulingPolicy: "rr" by default, "none" accepted, anything else named', () => {
-    assert.equal(loadWith({}).config.schedulingPolicy, 'rr');
-    assert.equal(loadWith({ schedulingPolicy: 'none' }).config.schedulingPolicy, 'none');
+  test('schedulingPolicy: "none" by default, "rr" accepted, anything else named', () => {
+    assert.equal(loadWith({}).config.schedulingPolicy, 'none');
+    assert.equal(loadWith({ schedulingPolicy: 'rr' }).config.schedulingPolicy, 'rr');
     assert.match(loadWith({ schedulingPolicy: 'round-robin' }).errors[0], /: schedulingPolicy: expected one of "rr", "none", found "round-robin"$/);
   });
 

@@ -377,11 +377,12 @@ function describeExit(code, signal) {
 }
 
 // How connections reach workers (frozen at the first fork, so a reload keeps it): the config's
-// schedulingPolicy, default "rr", unless NODE_CLUSTER_SCHED_POLICY is set. Measured on the 2-core
-// machine (docs/performance.md): with "none", 5 keep-alive connections opened together landed
-// 4 or 5 on one worker in 10 of 30 trials (that worker then does all of a CPU-bound load), with
-// "rr" always 3/2; "none" only wins with a new connection per request, where round-robin costs
-// the primary 13-15% of a core passing handles.
+// schedulingPolicy, default "none", unless NODE_CLUSTER_SCHED_POLICY is set (docs/performance.md).
+// "rr" spreads a burst of keep-alive connections evenly (with "none", 5 opened together landed 4
+// or 5 on one worker in 10 of 30 trials), but the primary hands connections to a worker whose
+// event loop is stuck as readily as to a healthy one, and Node keeps such a hand-off open until
+// the client gives up, even after the watchdog has replaced the worker; with "none" a stuck
+// worker accepts nothing and its replacement takes the waiting connections.
 function chooseSchedulingPolicy(config) {
   if (process.env.NODE_CLUSTER_SCHED_POLICY) return;
   cluster.schedulingPolicy = config.schedulingPolicy === 'none' ? cluster.SCHED_NONE : cluster.SCHED_RR;

@@ -6,7 +6,7 @@
 // Content-Type, Last-Modified, Accept-Ranges, X-Content-Type-Options, ETag, Content-Length, Date),
 // 304 for a matching If-None-Match, and nothing else: no logging, no stat, no routing, no
 // compression. svr/node-ceiling is then what svr's pipeline costs over the bare minimum.
-// Same scheduling policy as svr's default (round-robin, Node's own default) unless NODE_CLUSTER_SCHED_POLICY is set.
+// Same scheduling policy as svr's default (SCHED_NONE: workers accept) unless NODE_CLUSTER_SCHED_POLICY is set.
 // Usage: node scripts/bench/node-ceiling.js --root DIR --port 8080 [--host 127.0.0.1] [--workers N]
 const cluster = require('cluster');
 const fs = require('fs');
@@ -68,7 +68,7 @@ function startWorker() {
 }
 
 function startPrimary() {
-  if (!process.env.NODE_CLUSTER_SCHED_POLICY) cluster.schedulingPolicy = cluster.SCHED_RR; // as svr does
+  if (!process.env.NODE_CLUSTER_SCHED_POLICY) cluster.schedulingPolicy = cluster.SCHED_NONE; // as svr does by default
   for (let i = 0; i < workerCount; i++) cluster.fork();
   cluster.on('exit', (worker, code, signal) => {
     if (!shuttingDown) console.error(`node-ceiling: worker ${worker.process.pid} died (${signal || code})`);
