@@ -17,6 +17,29 @@ const { upstreamPath } = require('./rules');
 
 const CLOSE_GRACE_MS = 1000;
 
+// The upstream request that asks for the upgrade, with its own connection (an upgraded connection
+// is never returned to the pool): connect ms to connect, then headers ms for the answer (the
+// socket's idle timer serves both).
+function upgradeRequest(upstream, rule, req, method, headers) {
+  const { target } = upstream;
+  const { timeouts } = rule;
+  const upReq = upstream.module.request({
+    agent: false,
+    method,
+    hostname: target.hostname,
+    port: target.port,
+    socketPath: target.socketPath,
+    path: upstreamPath(rule, target, req.url),
+    headers,
+    servername: target.protocol === 'https:' && !net.isIP(target.hostname) ? target.hostname : '',
+    rejectUnauthorized: upstream.agent.options.rejectUnauthorized !== false,
+    timeout: timeouts.connect,
+  });
+  upReq.on('socket', (s) => s.once('connect', () => s.setTimeout(timeouts.headers)));
+  upReq.on('timeout', () => upReq.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
+  return upReq;
+}
+
 // HTTP/1.1: req.socket and req.upgradeHead (lib/net/upgrade.js); HTTP/2: an extended CONNECT.
 // res: a response for any answer that is not the switch (an error page, a refusal relayed).
 function tunnel(req, res, rule, ctx) {
@@ -33,21 +56,8 @@ function tunnel(req, res, rule, ctx) {
     if (!upgraded) upReq.destroy();
   });
 
-  const upReq = upstream.module.request({
-    agent: false, // an upgraded connection is never returned to the pool
-    method: req.method,
-    hostname: target.hostname,
-    port: target.port,
-    socketPath: target.socketPath,
-    path: upstreamPath(rule, target, req.url),
-    headers: upstreamRequestHeaders(req, rule, target, { ...ctx, upgrade: req.headers.upgrade }),
-    servername: target.protocol === 'https:' && !net.isIP(target.hostname) ? target.hostname : '',
-    rejectUnauthorized: upstream.agent.options.rejectUnauthorized !== false,
-    timeout: timeouts.connect,
-  });
-  // connect ms to connect, then headers ms for the answer (the socket's idle timer serves both).
-  upReq.on('socket', (s) => s.once('connect', () => s.setTimeout(timeouts.headers)));
-  upReq.on('timeout', () => upReq.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
+  const headers = upstreamRequestHeaders(req, rule, target, { ...ctx, upgrade: req.headers.upgrade });
+  const upReq = upgradeRequest(upstream, rule, req, req.method, headers);
   upReq.on('error', (error) => {
     if (upgraded) return;
     upstream.recordFailure(rule.pool.passive);
@@ -91,20 +101,7 @@ function tunnelFromHttp2(req, res, rule, ctx) {
     headers['sec-websocket-key'] = crypto.randomBytes(16).toString('base64');
     headers['sec-websocket-version'] = headers['sec-websocket-version'] || '13';
   }
-  const upReq = upstream.module.request({
-    agent: false,
-    method: 'GET',
-    hostname: target.hostname,
-    port: target.port,
-    socketPath: target.socketPath,
-    path: upstreamPath(rule, target, req.url),
-    headers,
-    servername: target.protocol === 'https:' && !net.isIP(target.hostname) ? target.hostname : '',
-    rejectUnauthorized: upstream.agent.options.rejectUnauthorized !== false,
-    timeout: timeouts.connect,
-  });
-  upReq.on('socket', (s) => s.once('connect', () => s.setTimeout(timeouts.headers)));
-  upReq.on('timeout', () => upReq.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
+  const upReq = upgradeRequest(upstream, rule, req, 'GET', headers);
   upReq.on('error', (error) => {
     if (upgraded) return;
     upstream.recordFailure(rule.pool.passive);
