@@ -79,22 +79,5 @@ test('repeated crashes of serving workers: no backoff, no refused connection, no
   }
 });
 
-test('a worker that dies before serving anything still backs off (a crash loop at start)', async () => {
-  // Existing behaviour kept: see supervisor.test.js ("keeps dying young ... growing delays").
-  const server = await startServer({ files: { 'index.html': 'x' }, args: ['--workers', '1'] });
-  try {
-    const { readyWorkerPids } = require('./support/helpers');
-    const delays = [];
-    for (let round = 0; round < 3; round++) {
-      const pids = readyWorkerPids(server);
-      const since = server.stderr().length;
-      process.kill(pids[pids.length - 1], 'SIGKILL');
-      const line = await server.waitForLog(/starting a replacement worker in (\d+) ms/, 'stderr', since);
-      delays.push(Number(/in (\d+) ms/.exec(line)[1]));
-      await server.waitForLog(/worker \d+ ready/, 'stderr', since);
-    }
-    assert.deepEqual(delays, [0, 100, 200]);
-  } finally {
-    await server.stop();
-  }
-});
+// A worker that dies before serving anything still backs off (a crash loop at start): shown by
+// supervisor.test.js, "a worker that keeps dying young is restarted with growing delays".
