@@ -94,7 +94,7 @@ class Worker {
     const state = this.sockets.get(req.socket) ?? this.sockets.get(req.socket?._parent);
     if (state) {
       state.active++;
-      res.once('close', () => { state.active--; state.idleSince = Date.now(); });
+      res.on('close', () => { state.active--; state.idleSince = Date.now(); }); // comes once
     }
     // HTTP/2 has no Connection header: its sessions are sent a GOAWAY when the drain starts.
     if (this.draining && !res.headersSent && req.httpVersionMajor < 2) res.setHeader('Connection', 'close');
