@@ -8,6 +8,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const http = require('node:http');
+const https = require('node:https');
 const net = require('node:net');
 const { startServer, getFreePort, readyWorkerPids, isAlive } = require('./support/helpers');
 
@@ -15,13 +16,16 @@ const ROUNDS = 3;
 const PROBES = 3;
 const ANSWERS_PER_ROUND = 20;
 
-// One request on a fresh connection (no keep-alive: each probe is a new connect).
-// Resolves { outcome: 'answered' | 'refused' | 'reset' | 'hung', ms }.
-function probeOnce(port, { hangMs = 10000 } = {}) {
+// One request on a fresh connection (no keep-alive: each probe is a new connect) to `target`, a
+// port on 127.0.0.1 or { host, port, tls }. Resolves { outcome: 'answered' | 'refused' | 'reset' |
+// 'hung' | 'status N', ms }.
+function probeOnce(target, { hangMs = 10000 } = {}) {
+  const { host = '127.0.0.1', port, tls = false } = typeof target === 'object' ? target : { port: target };
   const started = Date.now();
   return new Promise((resolve) => {
     const done = (outcome) => { req.destroy(); resolve({ outcome, ms: Date.now() - started }); };
-    const req = http.get({ host: '127.0.0.1', port, path: '/ok.txt', agent: false }, (res) => {
+    const options = { host, port, path: '/ok.txt', agent: false, rejectUnauthorized: false };
+    const req = (tls ? https : http).get(options, (res) => {
       res.resume();
       res.on('end', () => done(res.statusCode === 200 ? 'answered' : `status ${res.statusCode}`));
       res.on('error', () => done('reset'));
@@ -31,15 +35,17 @@ function probeOnce(port, { hangMs = 10000 } = {}) {
   });
 }
 
-// Probes in loops until stopped; counts the outcomes and remembers when refusals happened.
-function probeContinuously(port) {
-  const stats = { answered: 0, refused: 0, reset: 0, other: [], slowestMs: 0, refusedAt: [] };
+// Probes in loops (PROBES per target) until stopped; counts the outcomes and remembers when
+// refusals happened.
+function probeContinuously(targets) {
+  const stats = { answered: 0, refused: 0, reset: 0, other: [], slowestMs: 0, refusedAt: [], answeredPerTarget: targets.map(() => 0) };
   let running = true;
-  const loop = async () => {
+  const loop = async (target, index) => {
     while (running) {
-      const { outcome, ms } = await probeOnce(port);
+      const { outcome, ms } = await probeOnce(target);
       if (outcome === 'answered') {
         stats.answered++;
+        stats.answeredPerTarget[index]++;
         stats.slowestMs = Math.max(stats.slowestMs, ms);
       } else if (outcome === 'refused') {
         stats.refused++;
@@ -51,21 +57,63 @@ function probeContinuously(port) {
       }
     }
   };
-  const loops = Array.from({ length: PROBES }, loop);
+  const loops = targets.flatMap((target, index) => Array.from({ length: PROBES }, () => loop(target, index)));
   return {
     stats,
-    answered: () => stats.answered,
     stop: async () => { running = false; await Promise.all(loops); return stats; },
   };
 }
 
+// Until every target has answered `count` more probes.
 async function waitForAnswers(probes, count) {
-  const target = probes.answered() + count;
+  const wanted = probes.stats.answeredPerTarget.map((answered) => answered + count);
   const deadline = Date.now() + 30000;
-  while (probes.answered() < target) {
-    if (Date.now() > deadline) throw new Error(`only ${probes.answered()} probes answered, wanted ${target}`);
+  while (probes.stats.answeredPerTarget.some((answered, i) => answered < wanted[i])) {
+    if (Date.now() > deadline) throw new Error(`probes answered ${probes.stats.answeredPerTarget}, wanted ${wanted}`);
     await new Promise((resolve) => setImmediate(resolve));
   }
+}
+
+// kill -9 of both workers, `rounds` times, while probes run on every target. Returns the probes'
+// stats and, per round, how long until both replacements were ready and what was refused.
+async function killAllWorkers(server, targets, rounds) {
+  const probes = probeContinuously(targets);
+  const perRound = [];
+  try {
+    await waitForAnswers(probes, ANSWERS_PER_ROUND);
+    for (let round = 0; round < rounds; round++) {
+      const victims = readyWorkerPids(server).filter(isAlive);
+      assert.equal(victims.length, 2, `two live workers before round ${round + 1}`);
+      const since = server.stderr().length;
+      const refusedBefore = probes.stats.refused;
+      const resetBefore = probes.stats.reset;
+      const killedAt = Date.now();
+      for (const pid of victims) process.kill(pid, 'SIGKILL');
+      // Both replacements ready, then answers again.
+      await server.waitForLog(/worker \d+ ready/, 'stderr', since);
+      const first = server.stderr().findIndex((line, i) => i >= since && /worker \d+ ready/.test(line));
+      await server.waitForLog(/worker \d+ ready/, 'stderr', first + 1);
+      const readyMs = Date.now() - killedAt;
+      await waitForAnswers(probes, ANSWERS_PER_ROUND);
+      const refusedTimes = probes.stats.refusedAt.filter((at) => at >= killedAt);
+      perRound.push({
+        readyMs,
+        refused: probes.stats.refused - refusedBefore,
+        refusedWindowMs: refusedTimes.length ? refusedTimes[refusedTimes.length - 1] - killedAt : 0,
+        reset: probes.stats.reset - resetBefore,
+      });
+    }
+  } finally {
+    await probes.stop();
+  }
+  return { stats: probes.stats, perRound };
+}
+
+function assertNothingRefused(t, { stats, perRound }, minAnswered) {
+  t.diagnostic(`rounds: ${JSON.stringify(perRound)}; answered ${stats.answered}, refused ${stats.refused}, reset ${stats.reset}, slowest answer ${stats.slowestMs} ms`);
+  assert.equal(stats.refused, 0, `no connection refused (refused per round: ${perRound.map((r) => `${r.refused} over ${r.refusedWindowMs} ms`).join(', ')})`);
+  assert.deepEqual(stats.other, [], 'no probe left hanging or answered with an error');
+  assert.ok(stats.answered >= minAnswered, `probes answered (${stats.answered})`);
 }
 
 // Tries fresh connections until one is refused; every one before must be answered, none left hanging.
@@ -83,40 +131,29 @@ async function untilRefused(port, boundMs = 10000) {
 
 test('kill -9 of every worker, three rounds: no connection refused, every probe waits and is answered', async (t) => {
   const server = await startServer({ files: { 'ok.txt': 'ok\n' }, args: ['--workers', '2'] });
-  const probes = probeContinuously(server.port);
-  const rounds = [];
+  let result;
   try {
-    await waitForAnswers(probes, ANSWERS_PER_ROUND);
-    for (let round = 0; round < ROUNDS; round++) {
-      const victims = readyWorkerPids(server).filter(isAlive);
-      assert.equal(victims.length, 2, `two live workers before round ${round + 1}`);
-      const since = server.stderr().length;
-      const before = { ...probes.stats };
-      const killedAt = Date.now();
-      for (const pid of victims) process.kill(pid, 'SIGKILL');
-      // Both replacements ready, then answers again.
-      await server.waitForLog(/worker \d+ ready/, 'stderr', since);
-      const first = server.stderr().findIndex((line, i) => i >= since && /worker \d+ ready/.test(line));
-      await server.waitForLog(/worker \d+ ready/, 'stderr', first + 1);
-      const readyMs = Date.now() - killedAt;
-      await waitForAnswers(probes, ANSWERS_PER_ROUND);
-      const refusedTimes = probes.stats.refusedAt.filter((at) => at >= killedAt);
-      rounds.push({
-        readyMs,
-        refused: probes.stats.refused - before.refused,
-        refusedWindowMs: refusedTimes.length ? refusedTimes[refusedTimes.length - 1] - killedAt : 0,
-        reset: probes.stats.reset - before.reset,
-      });
-    }
+    result = await killAllWorkers(server, [server.port], ROUNDS);
   } finally {
-    await probes.stop();
     await server.stop();
   }
-  const { stats } = probes;
-  t.diagnostic(`rounds: ${JSON.stringify(rounds)}; answered ${stats.answered}, refused ${stats.refused}, reset ${stats.reset}, slowest answer ${stats.slowestMs} ms`);
-  assert.equal(stats.refused, 0, `no connection refused (refused per round: ${rounds.map((r) => `${r.refused} over ${r.refusedWindowMs} ms`).join(', ')})`);
-  assert.deepEqual(stats.other, [], 'no probe left hanging or answered with an error');
-  assert.ok(stats.answered >= (ROUNDS + 1) * ANSWERS_PER_ROUND, `probes answered (${stats.answered})`);
+  assertNothingRefused(t, result, (ROUNDS + 1) * ANSWERS_PER_ROUND);
+});
+
+test('HTTPS on [::1] and plain HTTP on 127.0.0.1: both sockets are held through a kill -9 of every worker', async (t) => {
+  const [port, sport] = [await getFreePort(), await getFreePort()];
+  const server = await startServer({
+    config: { port: `127.0.0.1:${port}`, sport: `[::1]:${sport}`, secure: true, disableToHTTPSRedirect: true, stateDirectory: 'state' },
+    files: { 'ok.txt': 'ok\n' },
+    args: ['--workers', '2'],
+  });
+  let result;
+  try {
+    result = await killAllWorkers(server, [port, { host: '::1', port: sport, tls: true }], 1);
+  } finally {
+    await server.stop();
+  }
+  assertNothingRefused(t, result, 4 * ANSWERS_PER_ROUND);
 });
 
 test('a stop lets go of the held sockets: new connections are refused at once, not left waiting', async (t) => {
@@ -164,6 +201,28 @@ test('a reload that moves to another port lets the old port go', async (t) => {
     await new Promise((resolve, reject) => other.once('error', reject).listen(server.port, resolve));
     other.close();
     assert.equal((await probeOnce(newPort)).outcome, 'answered', 'the new port still answers');
+  } finally {
+    await server.stop();
+  }
+});
+
+// With "rr" the primary's cluster module owns the socket and the workers never see it: nothing is
+// held, and the port closes with the last worker as before (docs/limits.md). Nothing else changes.
+test('schedulingPolicy "rr": kill -9 of every worker and a reload still bring the server back', async () => {
+  const server = await startServer({ config: { schedulingPolicy: 'rr' }, files: { 'ok.txt': 'ok\n' }, args: ['--workers', '2'] });
+  try {
+    const since = server.stderr().length;
+    for (const pid of readyWorkerPids(server)) process.kill(pid, 'SIGKILL');
+    await server.waitForLog(/worker \d+ ready/, 'stderr', since);
+    const first = server.stderr().findIndex((line, i) => i >= since && /worker \d+ ready/.test(line));
+    await server.waitForLog(/worker \d+ ready/, 'stderr', first + 1);
+    assert.equal((await probeOnce(server.port)).outcome, 'answered');
+    const beforeReload = server.stderr().length;
+    server.signal('SIGHUP');
+    await server.waitForLog(/reload complete/, 'stderr', beforeReload);
+    assert.equal((await probeOnce(server.port)).outcome, 'answered');
+    assert.ok(isAlive(server.pid), 'the primary is alive');
+    assert.deepEqual(server.stderr().filter((line) => /listening socket/.test(line)), [], 'no held-socket warning');
   } finally {
     await server.stop();
   }
