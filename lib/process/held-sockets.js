@@ -44,9 +44,10 @@ function configuredKeys(config) {
 // In the primary. Nothing here may throw: a socket that cannot be kept or given is logged and the
 // port behaves as without it.
 class HeldSockets {
-  constructor({ log, wantedKeys }) {
+  constructor({ log, wantedKeys, nodeVersion = process.versions.node }) {
     this.log = log;
     this.wantedKeys = wantedKeys; // () => the keys of the current config
+    this.nodeVersion = nodeVersion;
     this.handles = new Map(); // key -> TCP handle
     this.warned = false;
   }
@@ -54,10 +55,10 @@ class HeldSockets {
   // Decided at the first fork (the scheduling policy is frozen then).
   enabled() {
     if (cluster.schedulingPolicy !== cluster.SCHED_NONE) return false;
-    if (listensOnHandleDirectly()) return true;
+    if (listensOnHandleDirectly(this.nodeVersion)) return true;
     if (!this.warned) {
       this.warned = true;
-      this.log.warn(`Node ${process.versions.node} cannot give a worker a listening socket held by the primary (20.13 or later can): if every worker dies at once, the port is closed until a replacement listens`);
+      this.log.warn(`Node ${this.nodeVersion} cannot give a worker a listening socket held by the primary (20.13 or later can): if every worker dies at once, the port is closed until a replacement listens`);
     }
     return false;
   }
