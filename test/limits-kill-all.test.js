@@ -206,6 +206,28 @@ test('a reload that moves to another port lets the old port go', async (t) => {
   }
 });
 
+test('a reload that fails lets go of the new port its new worker opened', async (t) => {
+  const server = await startServer({ files: { 'ok.txt': 'ok\n' }, args: ['--workers', '2'] });
+  const [newPort, takenPort] = [await getFreePort(), await getFreePort()];
+  const taken = net.createServer();
+  await new Promise((resolve) => taken.listen(takenPort, resolve));
+  try {
+    const since = server.stderr().length;
+    // The new worker listens on newPort, then fails on the HTTPS port someone else has.
+    server.writeConfig({ port: newPort, secure: true, sport: takenPort, stateDirectory: 'state', workers: 2 });
+    server.signal('SIGHUP');
+    await server.waitForLog(/reload failed/, 'stderr', since);
+    const { ms, seen } = await untilRefused(newPort);
+    t.diagnostic(`the new port refused ${ms} ms after the reload failed; before that: ${JSON.stringify(seen)}`);
+    assert.ok(!seen.includes('hung'), `no connection left waiting on the new port (${seen})`);
+    assert.notEqual(ms, null, 'the new port refuses connections');
+    assert.equal((await probeOnce(server.port)).outcome, 'answered', 'the old config still serves');
+  } finally {
+    taken.close();
+    await server.stop();
+  }
+});
+
 // With "rr" the primary's cluster module owns the socket and the workers never see it: nothing is
 // held, and the port closes with the last worker as before (docs/limits.md). Nothing else changes.
 test('schedulingPolicy "rr": kill -9 of every worker and a reload still bring the server back', async () => {

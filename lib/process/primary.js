@@ -299,6 +299,7 @@ class Supervisor {
       const message = `reload failed, still serving with the previous config: ${error.message}`;
       log.error(message);
       this.config = previous;
+      this.heldSockets.keepOnly(configuredKeys(previous)); // a new port a new worker opened closes again
       for (const worker of fresh) this.abandon(worker);
       for (let i = 0; i < retired; i++) this.replaceLater(0);
       return { ok: false, message };
