@@ -81,10 +81,12 @@ class HeldSockets {
     for (const key of this.wantedKeys()) {
       const handle = this.handles.get(key);
       if (!handle) continue;
+      const failed = (error) => this.log.warn(`cannot give worker ${worker.process.pid} the listening socket of ${key}: ${error.message}`);
       try {
-        worker.send({ type: 'held-socket', key }, handle);
+        // With a callback, a failed send is reported to it instead of as an 'error' event.
+        worker.send({ type: 'held-socket', key }, handle, (error) => { if (error) failed(error); });
       } catch (error) {
-        this.log.warn(`cannot give worker ${worker.process.pid} the listening socket of ${key}: ${error.message}`);
+        failed(error);
       }
     }
   }
@@ -126,10 +128,11 @@ function workerSockets() {
       const handle = server._handle;
       // A real descriptor only (with "rr" a worker's handle is a stand-in for the primary's).
       if (!key || !handle || !(handle.fd >= 0) || !process.connected) return;
+      // A failed send (to a callback, never an 'error' event): the port behaves as without it.
       try {
-        process.send({ type: 'listening-socket', key }, handle);
+        process.send({ type: 'listening-socket', key }, handle, () => {});
       } catch {
-        // The port then behaves as without a held socket.
+        // as above
       }
     },
   };

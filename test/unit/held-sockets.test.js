@@ -52,7 +52,7 @@ test('HeldSockets: keeps the first socket per wanted key, gives it to new worker
   let wanted = ['*:80', '*:443'];
   const held = new HeldSockets({ log: { warn: () => {} }, wantedKeys: () => wanted });
   const listeners = [];
-  const worker = { process: { pid: 1 }, on: (event, fn) => listeners.push(fn), send: (message, h) => sent.push([message.key, h.name]) };
+  const worker = { process: { pid: 1 }, on: (event, fn) => listeners.push(fn), send: (message, h, callback) => { sent.push([message.key, h.name]); callback(null); } };
   held.watch(worker);
   const report = (key, h) => listeners.forEach((fn) => fn({ type: 'listening-socket', key }, h));
   report('*:80', handle('a'));
@@ -77,8 +77,11 @@ test('HeldSockets never throws: a failing send or close is a warning', () => {
   held.watch(worker);
   listeners[0]({ type: 'listening-socket', key: '*:80' }, { close: () => { throw new Error('EBADF'); } });
   held.giveTo(worker);
+  // A send that fails later reports to its callback (without one, Node would emit 'error').
+  held.giveTo({ process: { pid: 8 }, send: (message, handle, callback) => callback(new Error('EPIPE')) });
   held.closeAll();
-  assert.equal(warnings.length, 2);
+  assert.equal(warnings.length, 3);
   assert.match(warnings[0], /cannot give worker 7 the listening socket of \*:80: channel closed/);
-  assert.match(warnings[1], /cannot close the listening socket of \*:80: EBADF/);
+  assert.match(warnings[1], /cannot give worker 8 the listening socket of \*:80: EPIPE/);
+  assert.match(warnings[2], /cannot close the listening socket of \*:80: EBADF/);
 });
