@@ -44,7 +44,7 @@ function applyTimeouts(server, config) {
 function createListeners(config, handlers) {
   const listeners = [];
   const handler = handlers.site;
-  if (!config.secure || !config.disableNonEncryptedServer) {
+  if (hasPlainListener(config)) {
     const redirect = config.secure && !config.disableToHTTPSRedirect;
     const onRequest = redirect ? handlers.httpsRedirect : handler;
     const server = http.createServer(serverOptions(config), requestHandler(onRequest));
@@ -78,6 +78,11 @@ function requestHandler(onRequest) {
   };
 }
 
+// The plain HTTP listener exists unless an HTTPS site turns it off.
+function hasPlainListener(config) {
+  return !config.secure || !config.disableNonEncryptedServer;
+}
+
 // acceptProxyProtocol: true (both listeners) or { http, https }.
 function expectProxyHeader(server, config, scheme) {
   const wanted = config.acceptProxyProtocol;
@@ -86,4 +91,4 @@ function expectProxyHeader(server, config, scheme) {
   requireProxyProtocol(server, { isTrusted, timeoutMs: config.headersTimeout || 60000, log });
 }
 
-module.exports = { createListeners, serverOptions, applyTimeouts };
+module.exports = { createListeners, hasPlainListener, serverOptions, applyTimeouts };

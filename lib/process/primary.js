@@ -15,6 +15,7 @@ const { createPrimaryMetrics } = require('./metrics');
 const { EXIT_CONFIG, startFailureStatus } = require('./exit-status');
 const { takeNotifySocket, notifyReady, notifyStatus } = require('./notify');
 const { serverSocketPath, startControlServer } = require('./control');
+const { HeldSockets, configuredKeys } = require('./held-sockets');
 
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_CAP_MS = 15000;
@@ -33,6 +34,7 @@ class Supervisor {
     this.reloadQueued = false;
     this.reloadWaiters = []; // callers of reload() waiting for the next reload's outcome
     this.started = false;
+    this.heldSockets = new HeldSockets({ log, wantedKeys: () => configuredKeys(this.config) });
     this.watchdog = new Watchdog({
       stallTimeoutMs: () => this.config?.workerStallTimeout ?? 0,
       onStall: (worker, description) => {
@@ -114,7 +116,12 @@ class Supervisor {
     worker.svr = { startedAt: Date.now(), ready: false, retiring: false, served: 0 };
     this.alive.add(worker);
     worker.once('exit', () => this.alive.delete(worker));
-    worker.send({ type: 'config', config: this.config, configFile: this.options.configFile, disableMods: this.options.disableMods });
+    const holdSockets = this.heldSockets.enabled();
+    if (holdSockets) {
+      this.heldSockets.watch(worker);
+      this.heldSockets.giveTo(worker); // before the config: the worker listens as soon as it has it
+    }
+    worker.send({ type: 'config', config: this.config, configFile: this.options.configFile, disableMods: this.options.disableMods, holdSockets });
     worker.on('message', (message) => this.onMessage(worker, message));
     this.watchdog.watch(worker);
     this.pool.add(worker);
@@ -283,6 +290,7 @@ class Supervisor {
       }
       const message = `reload complete: ${old.length} worker(s) replaced by ${target} in ${Date.now() - startedAt} ms`;
       log.info(message);
+      this.heldSockets.keepOnly(configuredKeys(config));
       if (this.metrics) this.metrics.count('reloads');
       return { ok: true, message };
     } catch (error) {
@@ -291,6 +299,7 @@ class Supervisor {
       const message = `reload failed, still serving with the previous config: ${error.message}`;
       log.error(message);
       this.config = previous;
+      this.heldSockets.keepOnly(configuredKeys(previous)); // a new port a new worker opened closes again
       for (const worker of fresh) this.abandon(worker);
       for (let i = 0; i < retired; i++) this.replaceLater(0);
       return { ok: false, message };
@@ -329,6 +338,7 @@ class Supervisor {
     }
     this.stopping = true;
     for (const resolve of this.reloadWaiters.splice(0)) resolve({ ok: false, message: 'svr is stopping' });
+    this.heldSockets.closeAll();
     log.info(`${signal}: stopping gracefully (in-flight requests get up to ${this.config.shutdownTimeout} ms)`);
     for (const worker of this.alive) this.drain(worker, 0, { stopping: true, delayMs: (this.config.health && this.config.health.drainDelay) || 0 });
     this.exitWhenEmpty();

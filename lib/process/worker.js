@@ -14,6 +14,7 @@ const { WorkerMetrics, ipcSink, createInternalEndpoints } = require('./worker-me
 const { installCrashHandlers, observeUserCode } = require('../request-context');
 const { startHeartbeat } = require('./watchdog');
 const { watchProgress, SAMPLE_MS } = require('./drain-progress');
+const { workerSockets } = require('./held-sockets');
 
 // Errors on listen that no restart can fix: the primary stops with the message instead of looping.
 const FATAL_LISTEN_ERRORS = {
@@ -123,12 +124,15 @@ class Worker {
         this.hooks.fatal(error.code, describe ? describe(port) : `cannot listen on port ${port}: ${error.message}`);
       };
       server.once('error', onListenError);
-      server.listen(listener.listen || { port }, () => {
+      // In a cluster the primary may hold this address's socket (held-sockets.js): listen on it.
+      const held = this.hooks.heldSocket ? this.hooks.heldSocket(listener.listen) : null;
+      server.listen(held || listener.listen || { port }, () => {
         const address = server.address();
         listener.port = typeof address === 'string' ? address : address.port; // a Unix socket: its path
         // From now on an error is one failed accept (EMFILE, say): log it and keep serving.
         server.off('error', onListenError);
         server.on('error', throttledErrorLog(log, `port ${listener.port}`));
+        if (!held && this.hooks.shareSocket) this.hooks.shareSocket(listener.listen, server);
         resolve();
       });
     });
@@ -245,8 +249,11 @@ function runClusterWorker() {
     confirmNoMoreConnections = resolve;
     process.send({ type: 'stopped-accepting' });
   });
-  process.on('message', (message) => {
-    if (message.type === 'no-more-connections' && confirmNoMoreConnections) {
+  const sockets = workerSockets(); // the listening sockets the primary holds (held-sockets.js)
+  process.on('message', (message, handle) => {
+    if (sockets.take(message, handle)) {
+      // kept until this worker's config names its address
+    } else if (message.type === 'no-more-connections' && confirmNoMoreConnections) {
       confirmNoMoreConnections();
     } else if (message.type === 'config' && !worker) {
       worker = startWorker(message.config, message.configFile, {
@@ -254,6 +261,8 @@ function runClusterWorker() {
         fatal: (code, text) => process.send({ type: 'fatal', code, message: text }, () => process.exit(1)),
         recycle: (text, served) => { if (process.connected) process.send({ type: 'recycle', message: text, served }); },
         stoppedAccepting,
+        heldSocket: sockets.heldSocket,
+        shareSocket: message.holdSockets ? sockets.shareSocket : undefined,
         metricsSink: message.config.metrics ? ipcSink() : null,
       }, { disableMods: message.disableMods });
       if (worker) {
