@@ -10,7 +10,8 @@ const { readModKeys } = require('../pipeline/scripting/mod-keys');
 const { describeListenAddress, removeStaleSockets } = require('../config/listen-address');
 const { version } = require('../../package.json');
 const { ensureCertificate, startRenewalTimer } = require('../net/certificate');
-const { Watchdog } = require('./watchdog');
+const { Watchdog, beatInterval } = require('./watchdog');
+const { Rebalancer } = require('./rebalance');
 const { createPrimaryMetrics } = require('./metrics');
 const { EXIT_CONFIG, startFailureStatus } = require('./exit-status');
 const { takeNotifySocket, notifyReady, notifyStatus } = require('./notify');
@@ -41,8 +42,12 @@ class Supervisor {
         worker.svr.stalled = true;
         log.error(`worker ${worker.process.pid} stalled: ${description}; killing it and starting a replacement`);
       },
-      onHeartbeat: (worker, served) => { worker.svr.served = served; },
+      onHeartbeat: (worker, served, busy) => {
+        worker.svr.served = served;
+        this.balance(worker, busy);
+      },
     });
+    this.rebalancer = new Rebalancer({ intervalMs: () => beatInterval(this.config?.workerStallTimeout ?? 0) });
   }
 
   readConfig() {
@@ -115,7 +120,10 @@ class Supervisor {
     const worker = cluster.fork();
     worker.svr = { startedAt: Date.now(), ready: false, retiring: false, served: 0 };
     this.alive.add(worker);
-    worker.once('exit', () => this.alive.delete(worker));
+    worker.once('exit', () => {
+      this.alive.delete(worker);
+      this.rebalancer.forget(worker);
+    });
     const holdSockets = this.heldSockets.enabled();
     if (holdSockets) {
       this.heldSockets.watch(worker);
@@ -126,6 +134,20 @@ class Supervisor {
     this.watchdog.watch(worker);
     this.pool.add(worker);
     return worker;
+  }
+
+  // balanceConnections (rebalance.js): a worker holding more than its share of the busy keep-alive
+  // connections is asked to close the extra ones. Only under SCHED_NONE, and not while the pool
+  // is changing (a reload or a stop moves connections anyway).
+  balance(worker, busy) {
+    if (busy === undefined || cluster.schedulingPolicy !== cluster.SCHED_NONE) return;
+    if (this.config?.balanceConnections === false || this.reloading || this.stopping) return;
+    const serving = [...this.pool].filter((w) => w.svr.ready && !w.svr.retiring);
+    if (!serving.includes(worker)) return;
+    const forMs = 2 * beatInterval(this.config.workerStallTimeout ?? 0);
+    for (const [busiest, count] of this.rebalancer.report(worker, busy, serving)) {
+      if (busiest.isConnected()) busiest.send({ type: 'shed-connections', count, forMs }, () => {});
+    }
   }
 
   // Resolves with the worker's listeners once it listens; rejects if it fails first.
