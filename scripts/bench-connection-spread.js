@@ -48,13 +48,15 @@ async function trial(port) {
 
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-spread-'));
-  fs.writeFileSync(path.join(dir, 'serverSideScript.js'), SCRIPT);
+  const site = path.join(dir, 'web'); // a web root of its own: svr refuses one holding its config
+  fs.mkdirSync(site);
+  fs.writeFileSync(path.join(site, 'serverSideScript.js'), SCRIPT);
   const server = net.createServer().listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const port = server.address().port;
   server.close();
   const configFile = path.join(dir, 'svr-config.json');
-  fs.writeFileSync(configFile, JSON.stringify({ port, wwwroot: dir, workers: 2, enableLogging: false, schedulingPolicy: args.policy }));
+  fs.writeFileSync(configFile, JSON.stringify({ port, wwwroot: site, workers: 2, enableLogging: false, schedulingPolicy: args.policy }));
   const svr = spawn(process.execPath, [path.join(__dirname, '..', 'svr.js'), '--config', configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   await new Promise((resolve, reject) => {

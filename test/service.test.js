@@ -437,6 +437,43 @@ EOF`);
     await waitHttp();
   });
 
+  // The primary holds the listening socket (lib/process/held-sockets.js): with Debian's Node 20.19 a
+  // worker listens on the socket it is given, and new connections wait for the replacements.
+  test('kill -9 of every worker: the main process stays, no connection is refused', async (t) => {
+    const main = await mainPid();
+    const workers = async () => (await g.sh(`cat /proc/${main}/task/*/children`)).trim().split(/\s+/).filter(Boolean);
+    const old = await workers();
+    assert.ok(old.length > 0, 'svr has worker processes');
+    const client = g.spawn('exec node /src/scripts/guest/load.js http://127.0.0.1/ 4');
+    let out = '';
+    client.stdout.setEncoding('utf8').on('data', (d) => { out += d; });
+    const done = new Promise((resolve) => client.on('close', resolve));
+    try {
+      await until('the load client to get its first response', () => {
+        if (client.exitCode !== null) throw new Error(`load client exited: ${out}`);
+        return out.includes('started');
+      }, { timeout: 30000 });
+      await g.sh(`kill -9 ${old.join(' ')}`);
+      await until('replacements for every killed worker', async () => {
+        const now = await workers();
+        return now.length >= old.length && now.every((pid) => !old.includes(pid));
+      }, { timeout: 30000 });
+      await waitHttp();
+      assert.equal(await mainPid(), main, 'the main process survived');
+      assert.equal(await isActive(), 'active');
+    } finally {
+      client.stdin.end();
+      await done;
+    }
+    const line = out.trim().split('\n').pop();
+    t.diagnostic(`requests while every worker was killed (guest Node ${(await g.sh('node --version')).trim()}): ${line}`);
+    assert.doesNotMatch(await journal(), /cannot give a worker a listening socket/, 'the primary holds the socket with this Node');
+    const summary = JSON.parse(line);
+    assert.ok(summary.ok > 0, `requests went through: ${line}`);
+    assert.equal(summary.codes.ECONNREFUSED || 0, 0, `no connection refused: ${line}`);
+    assert.equal(summary.codes.TIMEOUT || 0, 0, `no connection left waiting: ${line}`);
+  });
+
   test('the access log is in the journal', async () => {
     const probe = `/access-log-probe-${process.pid}-${Date.now()}`;
     await get(probe, '-A svr-guest-test');

@@ -10,7 +10,7 @@ const log = require('../log');
 const { strictHttp } = require('./strict-http');
 const { handleUpgrade } = require('./upgrade');
 const { parseListenAddress } = require('../config/listen-address');
-const { closeSilentConnections } = require('./silent-connections');
+const { closeSilentConnections, heardFrom } = require('./silent-connections');
 const { boundPipelining } = require('./pipelining');
 const { maxConnections, limitConnections } = require('./connection-limit');
 
@@ -44,17 +44,17 @@ function applyTimeouts(server, config) {
 function createListeners(config, handlers) {
   const listeners = [];
   const handler = handlers.site;
-  if (!config.secure || !config.disableNonEncryptedServer) {
+  if (hasPlainListener(config)) {
     const redirect = config.secure && !config.disableToHTTPSRedirect;
     const onRequest = redirect ? handlers.httpsRedirect : handler;
-    const server = http.createServer(serverOptions(config), boundPipelining(onRequest, MAX_PIPELINED_RUNNING));
+    const server = http.createServer(serverOptions(config), requestHandler(onRequest));
     applyTimeouts(server, config);
     closeSilentConnections(server, config.headersTimeout);
     expectProxyHeader(server, config, 'http');
     listeners.push({ server, port: config.port, listen: parseListenAddress(config.port), scheme: 'http', onRequest });
   }
   if (config.secure) {
-    const { server, drain, reload } = createSecureServer(config, boundPipelining(handler, MAX_PIPELINED_RUNNING), serverOptions(config));
+    const { server, drain, reload } = createSecureServer(config, requestHandler(handler), serverOptions(config));
     applyTimeouts(server, config);
     closeSilentConnections(server, config.headersTimeout);
     expectProxyHeader(server, config, 'https');
@@ -68,6 +68,21 @@ function createListeners(config, handlers) {
   return listeners;
 }
 
+// What a listener runs for each request: the connection is no longer silent, then the request
+// takes its turn among the connection's pipelined ones.
+function requestHandler(onRequest) {
+  const pipelined = boundPipelining(onRequest, MAX_PIPELINED_RUNNING);
+  return function request(req, res) {
+    heardFrom(req);
+    pipelined(req, res);
+  };
+}
+
+// The plain HTTP listener exists unless an HTTPS site turns it off.
+function hasPlainListener(config) {
+  return !config.secure || !config.disableNonEncryptedServer;
+}
+
 // acceptProxyProtocol: true (both listeners) or { http, https }.
 function expectProxyHeader(server, config, scheme) {
   const wanted = config.acceptProxyProtocol;
@@ -76,4 +91,4 @@ function expectProxyHeader(server, config, scheme) {
   requireProxyProtocol(server, { isTrusted, timeoutMs: config.headersTimeout || 60000, log });
 }
 
-module.exports = { createListeners, serverOptions, applyTimeouts };
+module.exports = { createListeners, hasPlainListener, serverOptions, applyTimeouts };

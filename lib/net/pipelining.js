@@ -30,7 +30,7 @@ function boundPipelining(handler, maxRunning) {
 
   function run(state, req, res) {
     state.running++;
-    res.once('close', () => {
+    res.on('close', () => { // 'close' comes once; on() spares the once-wrapper and its removal
       state.running--;
       runWaiting(state);
     });

@@ -8,6 +8,8 @@
 const kSilentTimer = Symbol('svr.silentTimer');
 
 // server: an http, https or http2 secure server (its 'connection' gives the accepted socket).
+// The server's request handler calls heardFrom(req) for every request (listeners.js): a second
+// 'request' listener would cost every request an emit over a listener array.
 function closeSilentConnections(server, timeoutMs) {
   if (!(timeoutMs > 0)) return;
   server.on('connection', (socket) => {
@@ -16,13 +18,15 @@ function closeSilentConnections(server, timeoutMs) {
     socket[kSilentTimer] = timer;
     socket.once('close', () => clearTimeout(timer));
   });
-  server.on('request', (req) => {
-    const accepted = acceptedSocket(req.socket);
-    if (accepted && accepted[kSilentTimer]) {
-      clearTimeout(accepted[kSilentTimer]);
-      accepted[kSilentTimer] = null;
-    }
-  });
+}
+
+// A request arrived: its connection is no longer silent.
+function heardFrom(req) {
+  const accepted = acceptedSocket(req.socket);
+  if (accepted && accepted[kSilentTimer]) {
+    clearTimeout(accepted[kSilentTimer]);
+    accepted[kSilentTimer] = null;
+  }
 }
 
 // A reset, on the accepted TCP socket: once TLS and an HTTP/2 session sit on top of it, neither
@@ -40,4 +44,4 @@ function acceptedSocket(socket) {
   return socket._parent || null;
 }
 
-module.exports = { closeSilentConnections };
+module.exports = { closeSilentConnections, heardFrom };

@@ -10,11 +10,13 @@ const { readModKeys } = require('../pipeline/scripting/mod-keys');
 const { describeListenAddress, removeStaleSockets } = require('../config/listen-address');
 const { version } = require('../../package.json');
 const { ensureCertificate, startRenewalTimer } = require('../net/certificate');
-const { Watchdog } = require('./watchdog');
+const { Watchdog, beatInterval } = require('./watchdog');
+const { Rebalancer } = require('./rebalance');
 const { createPrimaryMetrics } = require('./metrics');
 const { EXIT_CONFIG, startFailureStatus } = require('./exit-status');
 const { takeNotifySocket, notifyReady, notifyStatus } = require('./notify');
 const { serverSocketPath, startControlServer } = require('./control');
+const { HeldSockets, configuredKeys } = require('./held-sockets');
 
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_CAP_MS = 15000;
@@ -33,14 +35,19 @@ class Supervisor {
     this.reloadQueued = false;
     this.reloadWaiters = []; // callers of reload() waiting for the next reload's outcome
     this.started = false;
+    this.heldSockets = new HeldSockets({ log, wantedKeys: () => configuredKeys(this.config) });
     this.watchdog = new Watchdog({
       stallTimeoutMs: () => this.config?.workerStallTimeout ?? 0,
       onStall: (worker, description) => {
         worker.svr.stalled = true;
         log.error(`worker ${worker.process.pid} stalled: ${description}; killing it and starting a replacement`);
       },
-      onHeartbeat: (worker, served) => { worker.svr.served = served; },
+      onHeartbeat: (worker, served, busy) => {
+        worker.svr.served = served;
+        this.balance(worker, busy);
+      },
     });
+    this.rebalancer = new Rebalancer({ intervalMs: () => beatInterval(this.config?.workerStallTimeout ?? 0) });
   }
 
   readConfig() {
@@ -113,12 +120,34 @@ class Supervisor {
     const worker = cluster.fork();
     worker.svr = { startedAt: Date.now(), ready: false, retiring: false, served: 0 };
     this.alive.add(worker);
-    worker.once('exit', () => this.alive.delete(worker));
-    worker.send({ type: 'config', config: this.config, configFile: this.options.configFile, disableMods: this.options.disableMods });
+    worker.once('exit', () => {
+      this.alive.delete(worker);
+      this.rebalancer.forget(worker);
+    });
+    const holdSockets = this.heldSockets.enabled();
+    if (holdSockets) {
+      this.heldSockets.watch(worker);
+      this.heldSockets.giveTo(worker); // before the config: the worker listens as soon as it has it
+    }
+    worker.send({ type: 'config', config: this.config, configFile: this.options.configFile, disableMods: this.options.disableMods, holdSockets });
     worker.on('message', (message) => this.onMessage(worker, message));
     this.watchdog.watch(worker);
     this.pool.add(worker);
     return worker;
+  }
+
+  // balanceConnections (rebalance.js): a worker holding more than its share of the busy keep-alive
+  // connections is asked to close the extra ones. Only under SCHED_NONE, and not while the pool
+  // is changing (a reload or a stop moves connections anyway).
+  balance(worker, busy) {
+    if (busy === undefined || cluster.schedulingPolicy !== cluster.SCHED_NONE) return;
+    if (this.config?.balanceConnections === false || this.reloading || this.stopping) return;
+    const serving = [...this.pool].filter((w) => w.svr.ready && !w.svr.retiring);
+    if (!serving.includes(worker)) return;
+    const forMs = 2 * beatInterval(this.config.workerStallTimeout ?? 0);
+    for (const [busiest, count] of this.rebalancer.report(worker, busy, serving)) {
+      if (busiest.isConnected()) busiest.send({ type: 'shed-connections', count, forMs }, () => {});
+    }
   }
 
   // Resolves with the worker's listeners once it listens; rejects if it fails first.
@@ -283,6 +312,7 @@ class Supervisor {
       }
       const message = `reload complete: ${old.length} worker(s) replaced by ${target} in ${Date.now() - startedAt} ms`;
       log.info(message);
+      this.heldSockets.keepOnly(configuredKeys(config));
       if (this.metrics) this.metrics.count('reloads');
       return { ok: true, message };
     } catch (error) {
@@ -291,6 +321,7 @@ class Supervisor {
       const message = `reload failed, still serving with the previous config: ${error.message}`;
       log.error(message);
       this.config = previous;
+      this.heldSockets.keepOnly(configuredKeys(previous)); // a new port a new worker opened closes again
       for (const worker of fresh) this.abandon(worker);
       for (let i = 0; i < retired; i++) this.replaceLater(0);
       return { ok: false, message };
@@ -329,6 +360,7 @@ class Supervisor {
     }
     this.stopping = true;
     for (const resolve of this.reloadWaiters.splice(0)) resolve({ ok: false, message: 'svr is stopping' });
+    this.heldSockets.closeAll();
     log.info(`${signal}: stopping gracefully (in-flight requests get up to ${this.config.shutdownTimeout} ms)`);
     for (const worker of this.alive) this.drain(worker, 0, { stopping: true, delayMs: (this.config.health && this.config.health.drainDelay) || 0 });
     this.exitWhenEmpty();

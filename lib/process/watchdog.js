@@ -20,17 +20,24 @@ function heartbeatInterval(stallTimeoutMs) {
 
 // --- worker side ---
 
+// How often a worker beats, for a stall timeout (0: the watchdog is off).
+function beatInterval(stallTimeoutMs) {
+  return stallTimeoutMs > 0 ? heartbeatInterval(stallTimeoutMs) : HEARTBEAT_MAX_INTERVAL_MS;
+}
+
 // send(message): process.send. served(): requests this worker has been given so far.
+// busyConnections(windowMs): its connections that carried a request within windowMs (rebalance.js).
 // Returns noteUserCode({ req, res }) for the scripting stage's hook.
-function startHeartbeat({ stallTimeoutMs, send, served }) {
+function startHeartbeat({ stallTimeoutMs, send, served, busyConnections = () => undefined }) {
   let current = null; // the last request that entered user code: { req, res, at }
   const running = () => {
     if (!current || current.res.writableEnded || current.res.destroyed) return null;
     return { method: current.req.method, url: current.req.url, forMs: Date.now() - current.at };
   };
-  const beat = () => send({ type: 'heartbeat', served: served(), running: running() });
+  const intervalMs = beatInterval(stallTimeoutMs);
+  const beat = () => send({ type: 'heartbeat', served: served(), running: running(), busy: busyConnections(intervalMs) });
   // Beats go even with the watchdog off: the supervisor learns from them whether a worker served.
-  setInterval(beat, stallTimeoutMs > 0 ? heartbeatInterval(stallTimeoutMs) : HEARTBEAT_MAX_INTERVAL_MS).unref();
+  setInterval(beat, intervalMs).unref();
   beat();
   return function noteUserCode({ req, res }) {
     current = { req, res, at: Date.now() };
@@ -42,7 +49,8 @@ function startHeartbeat({ stallTimeoutMs, send, served }) {
 
 // stallTimeoutMs(): the current config's value (a reload may change it).
 // onStall(worker, description): called once per stalled worker, which is then SIGKILLed.
-// onHeartbeat(worker, served): what the worker reported (the supervisor's backoff reads it).
+// onHeartbeat(worker, served, busy): what the worker reported (the supervisor's backoff reads
+// served, its connection balancing busy).
 class Watchdog {
   constructor({ stallTimeoutMs, onStall, onHeartbeat = () => {} }) {
     this.stallTimeoutMs = stallTimeoutMs;
@@ -62,7 +70,7 @@ class Watchdog {
       state.served = message.served;
       state.running = message.running;
       state.runningSince = message.running ? now - message.running.forMs : 0;
-      this.onHeartbeat(worker, message.served);
+      this.onHeartbeat(worker, message.served, message.busy);
     });
     worker.once('exit', () => this.watched.delete(worker));
     this.schedule();
@@ -102,4 +110,4 @@ function describeStall(silentMs, state, now) {
   return `its event loop has not answered for ${silentMs} ms; ${what}`;
 }
 
-module.exports = { startHeartbeat, Watchdog };
+module.exports = { startHeartbeat, beatInterval, Watchdog };

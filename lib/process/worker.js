@@ -14,6 +14,7 @@ const { WorkerMetrics, ipcSink, createInternalEndpoints } = require('./worker-me
 const { installCrashHandlers, observeUserCode } = require('../request-context');
 const { startHeartbeat } = require('./watchdog');
 const { watchProgress, SAMPLE_MS } = require('./drain-progress');
+const { workerSockets } = require('./held-sockets');
 
 // Errors on listen that no restart can fix: the primary stops with the message instead of looping.
 const FATAL_LISTEN_ERRORS = {
@@ -35,6 +36,8 @@ class Worker {
     this.sockets = new Map(); // socket -> { active, idleSince }
     this.draining = false;
     this.served = 0; // requests given to this worker; the primary's crash backoff reads it
+    this.toShed = 0; // connections the primary asked this worker to close (process/rebalance.js)
+    this.shedUntil = 0;
     this.configFile = configFile;
     // hooks.metricsSink: where the request counts go (the primary), when metrics are on.
     this.metrics = hooks.metricsSink ? new WorkerMetrics(hooks.metricsSink, {
@@ -94,7 +97,10 @@ class Worker {
     const state = this.sockets.get(req.socket) ?? this.sockets.get(req.socket?._parent);
     if (state) {
       state.active++;
-      res.once('close', () => { state.active--; state.idleSince = Date.now(); });
+      if (req.httpVersionMajor >= 2) state.h2 = true;
+      // Balancing sheds only a connection with no other request on it (pipelined ones would be cut).
+      else if (this.toShed > 0 && state.active === 1 && this.mayShed()) res.setHeader('Connection', 'close');
+      res.on('close', () => { state.active--; state.idleSince = Date.now(); }); // comes once
     }
     // HTTP/2 has no Connection header: its sessions are sent a GOAWAY when the drain starts.
     if (this.draining && !res.headersSent && req.httpVersionMajor < 2) res.setHeader('Connection', 'close');
@@ -104,8 +110,31 @@ class Worker {
     return undefined;
   }
 
+  // The HTTP/1 connections that carried a request within the last windowMs (the primary's
+  // balancing; an HTTP/2 session cannot be asked to reconnect with a Connection header).
+  busyConnections(windowMs) {
+    const since = Date.now() - windowMs;
+    let busy = 0;
+    for (const state of this.sockets.values()) if (!state.h2 && (state.active > 0 || state.idleSince >= since)) busy++;
+    return busy;
+  }
+
+  // The primary's balancing: close this many busy keep-alive connections at their next request,
+  // within forMs (after that the primary has newer counts).
+  shedConnections(count, forMs) {
+    this.toShed = Number.isInteger(count) && count > 0 ? count : 0;
+    this.shedUntil = Date.now() + (forMs > 0 ? forMs : 0);
+  }
+
+  mayShed() {
+    if (Date.now() > this.shedUntil) this.toShed = 0;
+    if (this.toShed === 0) return false;
+    this.toShed--;
+    return true;
+  }
+
   track(socket) {
-    this.sockets.set(socket, { active: 0, idleSince: Date.now() });
+    this.sockets.set(socket, { active: 0, idleSince: Date.now(), h2: false });
     socket.once('close', () => this.sockets.delete(socket));
   }
 
@@ -123,12 +152,15 @@ class Worker {
         this.hooks.fatal(error.code, describe ? describe(port) : `cannot listen on port ${port}: ${error.message}`);
       };
       server.once('error', onListenError);
-      server.listen(listener.listen || { port }, () => {
+      // In a cluster the primary may hold this address's socket (held-sockets.js): listen on it.
+      const held = this.hooks.heldSocket ? this.hooks.heldSocket(listener.listen) : null;
+      server.listen(held || listener.listen || { port }, () => {
         const address = server.address();
         listener.port = typeof address === 'string' ? address : address.port; // a Unix socket: its path
         // From now on an error is one failed accept (EMFILE, say): log it and keep serving.
         server.off('error', onListenError);
         server.on('error', throttledErrorLog(log, `port ${listener.port}`));
+        if (!held && this.hooks.shareSocket) this.hooks.shareSocket(listener.listen, server);
         resolve();
       });
     });
@@ -245,8 +277,11 @@ function runClusterWorker() {
     confirmNoMoreConnections = resolve;
     process.send({ type: 'stopped-accepting' });
   });
-  process.on('message', (message) => {
-    if (message.type === 'no-more-connections' && confirmNoMoreConnections) {
+  const sockets = workerSockets(); // the listening sockets the primary holds (held-sockets.js)
+  process.on('message', (message, handle) => {
+    if (sockets.take(message, handle)) {
+      // kept until this worker's config names its address
+    } else if (message.type === 'no-more-connections' && confirmNoMoreConnections) {
       confirmNoMoreConnections();
     } else if (message.type === 'config' && !worker) {
       worker = startWorker(message.config, message.configFile, {
@@ -254,12 +289,16 @@ function runClusterWorker() {
         fatal: (code, text) => process.send({ type: 'fatal', code, message: text }, () => process.exit(1)),
         recycle: (text, served) => { if (process.connected) process.send({ type: 'recycle', message: text, served }); },
         stoppedAccepting,
+        heldSocket: sockets.heldSocket,
+        shareSocket: message.holdSockets ? sockets.shareSocket : undefined,
         metricsSink: message.config.metrics ? ipcSink() : null,
       }, { disableMods: message.disableMods });
       if (worker) {
         const send = (beat) => { if (process.connected) process.send(beat); };
-        observeUserCode(startHeartbeat({ stallTimeoutMs: message.config.workerStallTimeout, send, served: () => worker.served }));
+        observeUserCode(startHeartbeat({ stallTimeoutMs: message.config.workerStallTimeout, send, served: () => worker.served, busyConnections: (windowMs) => worker.busyConnections(windowMs) }));
       }
+    } else if (message.type === 'shed-connections' && worker) {
+      worker.shedConnections(message.count, message.forMs);
     } else if (message.type === 'reopen-logs') {
       reopenLogs();
     } else if (message.type === 'drain' && worker) {

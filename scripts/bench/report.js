@@ -185,7 +185,7 @@ function labelsList(labels) {
 }
 
 function formatReport(results) {
-  const blog = results.blog && results.blog.length ? ['The SVR.JS blog workload (scheduling policy: NODE_CLUSTER_SCHED_POLICY; svr\'s default is rr (schedulingPolicy)):', '', blogTable(results.blog), ''] : [];
+  const blog = results.blog && results.blog.length ? ['The SVR.JS blog workload (scheduling policy: NODE_CLUSTER_SCHED_POLICY; svr\'s default is none (schedulingPolicy), Node\'s rr):', '', blogTable(results.blog), ''] : [];
   const labels = results.scenarioLabels && Object.keys(results.scenarioLabels).length ? ['What some scenarios compare:', '', labelsList(results.scenarioLabels), ''] : [];
   const commit = results.meta.commit ? `commit ${results.meta.commit.label}, ` : '';
   return [

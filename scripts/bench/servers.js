@@ -132,7 +132,7 @@ const CPU = 'cpu';
 const BLOG = 'blog';
 const TLS = 'tls';
 const SITES = [STATIC, GZIP, CPU, BLOG, TLS];
-const SCHED_POLICIES = ['none', 'rr']; // NODE_CLUSTER_SCHED_POLICY values; svr's default is rr (schedulingPolicy)
+const SCHED_POLICIES = ['none', 'rr']; // NODE_CLUSTER_SCHED_POLICY values; svr's default is none (schedulingPolicy), Node's rr
 
 // The blog workload runs svr and the bare cluster under both of Node's scheduling policies.
 function blogServers() {

@@ -1,8 +1,9 @@
 'use strict';
-// Runs inside the guest (Node 18): keeps CONCURRENCY clients sending GET requests to URL, each on a
+// Runs inside the guest (Node 20): keeps CONCURRENCY clients sending GET requests to URL, each on a
 // new connection, until its stdin closes (or a hard cap of requests/time is reached). Prints
 // "started" after the first successful response, then at the end one JSON line:
-// {"ok": N, "failed": N, "errors": ["..."]}.
+// {"ok": N, "failed": N, "errors": ["..."], "codes": {"ECONNRESET": N, ...}} (codes: every failure by
+// error code, or "status N").
 const http = require('node:http');
 
 const url = process.argv[2] || 'http://127.0.0.1/';
@@ -13,14 +14,16 @@ const MAX_MS = 120000;
 let ok = 0;
 let failed = 0;
 const errors = [];
+const codes = {}; // failures by error code
 let stopping = false;
 let started = false;
 const t0 = Date.now();
 
 function once() {
   const sent = Date.now();
-  const note = (what) => {
+  const note = (what, code) => {
     failed++;
+    codes[code] = (codes[code] || 0) + 1;
     if (errors.length < 10) errors.push(`${what} (sent ${new Date(sent).toISOString()}, failed after ${Date.now() - sent} ms)`);
   };
   return new Promise((resolve) => {
@@ -28,13 +31,13 @@ function once() {
       res.resume();
       res.on('end', () => {
         if (res.statusCode === 200) ok++;
-        else note(`status ${res.statusCode}`);
+        else note(`status ${res.statusCode}`, `status ${res.statusCode}`);
         resolve();
       });
-      res.on('error', (err) => { note(`response: ${err.message}`); resolve(); });
+      res.on('error', (err) => { note(`response: ${err.message}`, err.code || 'error'); resolve(); });
     });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', (err) => { note(`${err.code || 'error'}: ${err.message}`); resolve(); });
+    req.on('timeout', () => req.destroy(Object.assign(new Error('timeout'), { code: 'TIMEOUT' })));
+    req.on('error', (err) => { note(`${err.code || 'error'}: ${err.message}`, err.code || 'error'); resolve(); });
   });
 }
 
@@ -50,6 +53,6 @@ process.stdin.on('error', () => { stopping = true; });
 process.stdin.resume();
 
 Promise.all(Array.from({ length: concurrency }, client)).then(() => {
-  process.stdout.write(JSON.stringify({ ok, failed, errors }) + '\n');
+  process.stdout.write(JSON.stringify({ ok, failed, errors, codes }) + '\n');
   process.exit(0);
 });

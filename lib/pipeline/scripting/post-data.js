@@ -15,14 +15,11 @@
 // formidable's 20 MB limit for fields. Over a limit: 413; malformed: 400; another method: 405.
 // SVR.JS's formidable options argument is accepted for compatibility and ignored.
 
-// Required on the first upload (start-up time).
-let cryptoModule = null;
-const crypto = () => (cryptoModule ??= require('node:crypto'));
+const crypto = require('node:crypto'); // a worker has it loaded anyway (credentials.js, head-foot.js)
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const querystring = require('node:querystring');
-// Required on the first multipart body (start-up time).
 // Loaded with the module, never on a request path: a require that fails once (EMFILE, say)
 // would fail that way for every later request (attack report, finding 4).
 const busboy = require('busboy');
@@ -151,7 +148,7 @@ function parseMultipart(req, limit, tempDir, callback) {
   });
   parser.on('file', (name, stream, info) => {
     if (failed) return stream.resume();
-    const newFilename = `svr-upload-${crypto().randomBytes(12).toString('hex')}`;
+    const newFilename = `svr-upload-${crypto.randomBytes(12).toString('hex')}`;
     const filepath = path.join(tempDir, newFilename);
     tempFiles.push(filepath);
     const file = {
