@@ -11,5 +11,5 @@ const { generate, OUT_FILE } = require('../scripts/config-validator');
 
 test('lib/config/validate-schema.js is the validator generated from the schema', () => {
   assert.ok(fs.readFileSync(OUT_FILE, 'utf8') === generate(),
-    'lib/config/validate-schema.js is out of date with config/svr-config.schema.json: run `node scripts/config-validator.js`');
+    'lib/config/validate-schema.js is out of date with config/svr-config.schema.json: run `npm run config:validator`');
 });
