@@ -36,6 +36,8 @@ const SLOWEST = [
   'test/limits-listing.test.js',
   'test/limits-crash-recycle.test.js',
   'test/limits-watchdog.test.js',
+  'test/limits-kill-all.test.js',
+  'test/rebalance.test.js',
   'test/limits-pipelining.test.js',
   'test/control.test.js',
   'test/proxy.test.js',
