@@ -150,7 +150,9 @@ if [ "$deps_ok" = 1 ]; then
 else
   command -v npm >/dev/null 2>&1 || die "$SRC/node_modules is missing or incomplete and there is no npm to run 'npm ci --omit=dev'"
   say "node_modules missing or incomplete: running npm ci --omit=dev"
-  (cd "$NEW" && npm ci --omit=dev --no-audit --no-fund) || die "npm ci --omit=dev failed"
+  # --prefer-offline: a tarball already in npm's cache is not asked for again (the lockfile's
+  # integrity hashes still check it); half a second less per run.
+  (cd "$NEW" && npm ci --omit=dev --no-audit --no-fund --prefer-offline) || die "npm ci --omit=dev failed"
   did "production dependencies installed with npm ci --omit=dev"
 fi
 

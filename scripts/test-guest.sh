@@ -6,7 +6,10 @@
 #   scripts/test-guest.sh root DIR     fill the empty directory DIR with the guest root
 #
 # The root is built once with debootstrap (about a minute, ~280 MB) and cached as a tarball in
-# $SVR_TEST_CACHE (default /var/cache/svr-test); later runs unpack the tarball (a few seconds).
+# $SVR_TEST_CACHE (default /var/cache/svr-test), and beside it unpacked once; later runs fill DIR
+# with hard links to the unpacked files (half a second, where unpacking took 5-8 s and 4-5 s of
+# CPU). The guest boots with --volatile=overlay, so it never writes to these files: every change
+# goes to a tmpfs above them. On another file system than the cache, DIR gets the tarball unpacked.
 # Delete the cache directory to rebuild. $SVR_TEST_MIRROR overrides the Debian mirror (default: the
 # one apt uses on this machine).
 set -eu
@@ -77,8 +80,24 @@ root() {
     tar -C "$dir" --numeric-owner --xattrs -I "gzip -1" -cf "$tmp" .
     mv "$tmp" "$tarball"
     trap - EXIT
+    return 0
+  fi
+  unpacked=${tarball%.tar.gz}.root
+  if [ ! -d "$unpacked" ]; then
+    log "unpacking cached root $tarball into $unpacked (once)"
+    tmp="$unpacked.tmp.$$"
+    trap 'rm -rf "$tmp"' EXIT
+    mkdir "$tmp"
+    tar -C "$tmp" --numeric-owner --xattrs -xzf "$tarball"
+    # Another run may have unpacked it meanwhile: keep theirs.
+    mv -T "$tmp" "$unpacked" 2>/dev/null || rm -rf "$tmp"
+    trap - EXIT
+  fi
+  if cp -a --link "$unpacked/." "$dir" 2>/dev/null; then
+    log "linked cached root $unpacked"
   else
-    log "unpacking cached root $tarball"
+    log "unpacking cached root $tarball (hard links to $unpacked failed)"
+    find "$dir" -mindepth 1 -delete
     tar -C "$dir" --numeric-owner --xattrs -xzf "$tarball"
   fi
 }

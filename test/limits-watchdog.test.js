@@ -13,7 +13,7 @@ if (href === '/loop') { while (true) {} }
 if (href === '/pid') { responseEnd(String(process.pid)); return; }
 `;
 
-const STALL_MS = 2000;
+const STALL_MS = 1000; // the smallest workerStallTimeout: each stuck worker spins for that long
 
 test('a worker stuck in a loop is killed and replaced, and the log names the request', async () => {
   const server = await startServer({

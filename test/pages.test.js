@@ -18,13 +18,19 @@ const PAGES = { home: '/', listing: '/downloads/', 404: '/no-such-page' };
 const WIDTHS = [1200, 400];
 const SCHEMES = { light: 1, dark: 0 }; // Blink's preferredColorScheme: 0 dark, 1 light
 
-// Measures a page inside an iframe of a given width (same origin, so the wrapper can read it).
+// Measures pages inside iframes of given widths (same origin, so the wrapper can read them), all
+// in one browser start: the hash is "path|width,path|width,...", the title becomes
+// "measured scrollWidth clientWidth,..." in that order once every frame has loaded.
 const MEASURE = `<!DOCTYPE html><body style="margin:0"><script>
-var q = location.hash.slice(1).split('|'), f = document.createElement('iframe');
-f.style.cssText = 'border:0;height:900px;width:' + q[1] + 'px';
-f.onload = function () { var d = f.contentDocument.documentElement;
-  document.title = 'measured ' + d.scrollWidth + ' ' + d.clientWidth; };
-f.src = q[0]; document.body.appendChild(f);
+var qs = location.hash.slice(1).split(','), out = [], left = qs.length;
+qs.forEach(function (pair, i) {
+  var q = pair.split('|'), f = document.createElement('iframe');
+  f.style.cssText = 'display:block;border:0;height:900px;width:' + q[1] + 'px';
+  f.onload = function () { var d = f.contentDocument.documentElement;
+    out[i] = d.scrollWidth + ' ' + d.clientWidth;
+    if (--left === 0) document.title = 'measured ' + out.join(','); };
+  f.src = q[0]; document.body.appendChild(f);
+});
 </script></body>`;
 
 // Clicks the listing's Size header twice and reports the names in order after each click.
@@ -54,10 +60,16 @@ describe('svr pages in headless Chromium: 1200 px and 400 px, light and dark', (
   const browser = ensureDebianPackage('chromium');
   let srv;
   let profile;
+  const CASES = Object.entries(PAGES).flatMap(([name, urlPath]) => WIDTHS.map((width) => ({ name, urlPath, width })));
+  let measured; // "scrollWidth clientWidth" per case, or the page Chromium returned when it failed
   before(async () => {
     if (!browser.path) return;
     srv = await startServer({ config: { enableDirectoryListing: true }, files: siteFiles() });
     profile = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-chromium-'));
+    const dom = chromium(['--dump-dom', '--virtual-time-budget=5000', '--window-size=1300,1000',
+      `${srv.url}/measure.html#${CASES.map((c) => `${c.urlPath}|${c.width}`).join(',')}`]);
+    const m = /<title>measured (.*)<\/title>/.exec(dom);
+    measured = m ? m[1].split(',') : dom.slice(0, 300);
   });
   after(async () => {
     if (srv) await srv.stop();
@@ -74,26 +86,23 @@ describe('svr pages in headless Chromium: 1200 px and 400 px, light and dark', (
     return result.stdout;
   }
 
-  for (const [name, urlPath] of Object.entries(PAGES)) {
-    for (const width of WIDTHS) {
-      it(`${name} at ${width} px: no horizontal scrolling; screenshots light and dark`, { skip: browser.skip ?? false }, () => {
-        const dom = chromium(['--dump-dom', '--virtual-time-budget=5000', '--window-size=1300,1000',
-          `${srv.url}/measure.html#${urlPath}|${width}`]);
-        const m = /<title>measured (\d+) (\d+)<\/title>/.exec(dom);
-        assert.ok(m, `the page was measured: ${dom.slice(0, 300)}`);
-        assert.ok(Number(m[1]) <= Number(m[2]), `${urlPath} is ${m[1]} px wide in a ${m[2]} px viewport`);
-        for (const [scheme, value] of Object.entries(SCHEMES)) {
-          const file = `${name}-${width}-${scheme}.png`;
-          const shot = process.env.SVR_UPDATE_SCREENSHOTS ? path.join(SHOTS, file) : path.join(profile, file);
-          chromium([`--blink-settings=preferredColorScheme=${value}`, `--screenshot=${shot}`,
-            `--window-size=${width},${width === 400 ? 860 : 760}`, `${srv.url}${urlPath}`]);
-          const png = fs.readFileSync(shot);
-          assert.equal(png.subarray(1, 4).toString(), 'PNG');
-          assert.ok(png.length > 8000, `${file} is only ${png.length} bytes: a blank page?`);
-        }
-      });
-    }
-  }
+  CASES.forEach(({ name, urlPath, width }, i) => {
+    it(`${name} at ${width} px: no horizontal scrolling; screenshots light and dark`, { skip: browser.skip ?? false }, () => {
+      assert.ok(Array.isArray(measured), `the pages were measured: ${measured}`);
+      const m = /^(\d+) (\d+)$/.exec(measured[i]);
+      assert.ok(m, `${urlPath} at ${width} px was measured: ${measured[i]}`);
+      assert.ok(Number(m[1]) <= Number(m[2]), `${urlPath} is ${m[1]} px wide in a ${m[2]} px viewport`);
+      for (const [scheme, value] of Object.entries(SCHEMES)) {
+        const file = `${name}-${width}-${scheme}.png`;
+        const shot = process.env.SVR_UPDATE_SCREENSHOTS ? path.join(SHOTS, file) : path.join(profile, file);
+        chromium([`--blink-settings=preferredColorScheme=${value}`, `--screenshot=${shot}`,
+          `--window-size=${width},${width === 400 ? 860 : 760}`, `${srv.url}${urlPath}`]);
+        const png = fs.readFileSync(shot);
+        assert.equal(png.subarray(1, 4).toString(), 'PNG');
+        assert.ok(png.length > 8000, `${file} is only ${png.length} bytes: a blank page?`);
+      }
+    });
+  });
 
   it('a click on a column header sorts by it, a second click reverses; directories stay first', { skip: browser.skip ?? false }, () => {
     const dom = chromium(['--dump-dom', '--virtual-time-budget=5000', `${srv.url}/sort.html`]);

@@ -410,9 +410,13 @@ test('archive limits: entry count, unpacked size and archive size are checked be
 
 // ---- (c) mods never run in the primary ------------------------------------------------------
 
+// A mod that never finishes loading: it blocks its thread for a minute (without spinning, so the
+// machine's other tests keep the CPU).
+const HANG = 'Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60000);';
+
 test('a mod that hangs while loading fails --check with its own message (modsLoadTimeout)', async () => {
   const dir = makeTempDir();
-  writeFiles(dir, { 'web/index.html': 'x', 'mods/hang.js': 'const end = Date.now() + 60000; while (Date.now() < end) {}\nmodule.exports = (req, res, l, c, next) => next();' });
+  writeFiles(dir, { 'web/index.html': 'x', 'mods/hang.js': `${HANG}\nmodule.exports = (req, res, l, c, next) => next();` });
   fs.writeFileSync(path.join(dir, 'svr-config.json'), JSON.stringify({ port: await getFreePort(), wwwroot: 'web', modsDirectory: 'mods', stateDirectory: 'state', modsLoadTimeout: 1000 }));
   const started = Date.now();
   const result = await runSvr(['--check', '--config', path.join(dir, 'svr-config.json')]);
@@ -428,7 +432,7 @@ test('a reload to a mod that hangs while loading fails with its message; the wor
     files: { 'page.txt': 'static', '../mods/ok.js': 'module.exports = (req, res, l, c, next) => next();\nmodule.exports.modInfo = { name: "ok", version: "1" };' },
   });
   try {
-    fs.writeFileSync(path.join(srv.dir, 'mods', 'ok.js'), 'while (true) {}');
+    fs.writeFileSync(path.join(srv.dir, 'mods', 'ok.js'), HANG);
     const since = srv.stderr().length;
     srv.signal('SIGHUP');
     await srv.waitForLog(/reload failed, still serving with the previous config/, 'stderr', since);

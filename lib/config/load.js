@@ -24,29 +24,18 @@ const PATH_KEYS = ['wwwroot', 'cert', 'key', 'modsDirectory', 'stateDirectory', 
 // end the pattern, so "/a/b/" is the pattern "a/b": everything SVR.JS accepts (it demands "\/"
 // inside patterns) means the same here.
 const { REGEX_LITERAL, compileRegexString, shortJson } = require('./regex-string');
+const { regexReason } = require('./formats');
 
-// Compiled once, on first use: a reload (SIGHUP) only runs the compiled validator. Not at module
-// load, so that a process that only needs a helper from here never pays for ajv's require and
-// compilation (~300 ms of start-up and ~10 MiB of RSS, measured).
+// The schema's validator, generated ahead of time by scripts/config-validator.js (ajv's standalone
+// code): a start or `svr --check` never requires ajv nor compiles the schema (that cost ~100 ms of
+// the primary's CPU per start, measured). Required on first use, so that a process that only needs
+// a helper from here does not load it.
 let compiled = null;
 function validate(config) {
-  if (compiled === null) compiled = compileSchema();
+  if (compiled === null) compiled = require('./validate-schema');
   const ok = compiled(config);
   validate.errors = compiled.errors;
   return ok;
-}
-
-function compileSchema() {
-  const Ajv2020 = require('ajv/dist/2020');
-  // validateSchema/optimize off: the schema is ours (strict mode still rejects unknown keywords) and
-  // runs once per load; compilation 75-100 ms -> ~30 ms of the primary's start-up.
-  const ajv = new Ajv2020({ allErrors: true, useDefaults: true, verbose: true, allowUnionTypes: true, validateSchema: false, code: { optimize: false } });
-  ajv.addVocabulary(['x-expected']); // our wording of an expectation, read by expectation() below
-  // SVR.JS keys svr accepts without their effect (svrjs-keys.js reads it).
-  ajv.addVocabulary(['x-svrjs-ignored']);
-  ajv.addFormat('svr-regex', isRegexString);
-  ajv.addFormat('svr-listen', (value) => !parseListenAddress(value).error);
-  return ajv.compile(schema);
 }
 
 function loadConfig(file, { extraValidators = {} } = {}) {
@@ -305,20 +294,6 @@ function resolvePaths(config, baseDir) {
   }
 }
 
-// ---- regular expressions written as "/pattern/flags" (SVR.JS's format) ----
-
-function isRegexString(text) {
-  return regexReason(text) === null;
-}
-
-function regexReason(text) {
-  try {
-    compileRegexString(text);
-    return null;
-  } catch (error) {
-    return error.message;
-  }
-}
 
 // ---- wording ----
 
