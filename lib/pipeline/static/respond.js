@@ -33,6 +33,10 @@ const { createCompression } = require('./compression');
 const { errorStatus } = require('./resolve');
 
 const SIBLING_RECHECK_MS = 1000; // a missing .br/.gz is looked for again at most once a second
+// Bytes read from a file per chunk of a streamed body. Node's default, 64 KiB, cost a
+// single-threaded worker 3.2-3.9 ms of CPU per 4 MiB response; 256 KiB 2.3-2.6 ms (1 MiB: 2.0-2.1 ms,
+// but a quarter of the responses in the same memory). Each stream holds about two chunks.
+const STREAM_CHUNK_BYTES = 256 * 1024;
 
 function contentType(file) {
   return mime.contentType(path.basename(file)) || 'application/octet-stream';
@@ -306,7 +310,7 @@ function createResponder(site, { isHidden }) {
     res.writeHead(status, headers);
     const start = range === null ? 0 : range.start;
     const end = range === null ? rep.stats.size - 1 : range.end; // never past what was announced
-    const source = fs.createReadStream(null, { fd: opened.fd, start, end, autoClose: true });
+    const source = fs.createReadStream(null, { fd: opened.fd, start, end, autoClose: true, highWaterMark: STREAM_CHUNK_BYTES });
     destroyWithConnection(req, res);
     const done = (err) => { if (err && !res.destroyed) res.destroy(); };
     if (transform) stream.pipeline(source, transform, res, done);
