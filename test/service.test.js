@@ -75,6 +75,31 @@ async function restart() {
   await waitHttp();
 }
 const journal = async () => (await g.sh('journalctl -u svr --no-pager -o cat')).toString();
+
+// The worker processes of the main process.
+const workerPids = async (main) => (await g.sh(`cat /proc/${main}/task/*/children`)).trim().split(/\s+/).filter(Boolean);
+
+// Runs action() while scripts/guest/load.js keeps 4 clients asking for url; -> the load client's
+// summary line (JSON: ok, failed, errors, codes).
+async function underLoad(url, action) {
+  const client = g.spawn(`exec node /src/scripts/guest/load.js ${url} 4`);
+  let out = '';
+  let err = '';
+  client.stdout.setEncoding('utf8').on('data', (d) => { out += d; });
+  client.stderr.setEncoding('utf8').on('data', (d) => { err += d; });
+  const done = new Promise((resolve) => client.on('close', resolve));
+  try {
+    await until('the load client to get its first response', () => {
+      if (client.exitCode !== null) throw new Error(`load client exited: ${out} ${err}`);
+      return out.includes('started');
+    }, { timeout: 30000 });
+    await action();
+  } finally {
+    client.stdin.end();
+    await done;
+  }
+  return out.trim().split('\n').pop();
+}
 // The unit's state as systemd sees it: ActiveState, SubState, Result, ExecMainStatus, NRestarts.
 async function unitState() {
   const out = await g.sh('systemctl show -p ActiveState,SubState,Result,ExecMainStatus,NRestarts svr');
@@ -265,34 +290,19 @@ EOF`);
 
   test('systemctl reload svr under load: workers replaced, no request failed', async (t) => {
     const main = await mainPid();
-    const workers = async () => (await g.sh(`cat /proc/${main}/task/*/children`)).trim().split(/\s+/).filter(Boolean);
-    const old = await workers();
+    const old = await workerPids(main);
     assert.ok(old.length > 0, 'svr has worker processes');
-    const client = g.spawn('exec node /src/scripts/guest/load.js http://127.0.0.1/ 4');
-    let out = '';
-    client.stdout.setEncoding('utf8').on('data', (d) => { out += d; });
-    let err = '';
-    client.stderr.setEncoding('utf8').on('data', (d) => { err += d; });
-    const done = new Promise((resolve) => client.on('close', resolve));
-    try {
-      await until('the load client to get its first response', () => {
-        if (client.exitCode !== null) throw new Error(`load client exited: ${out} ${err}`);
-        return out.includes('started');
-      }, { timeout: 30000 });
+    const line = await underLoad('http://127.0.0.1/', async () => {
       const reloadAt = new Date().toISOString();
       await g.sh('systemctl reload svr');
       t.diagnostic(`systemctl reload svr at ${reloadAt}`);
       await until('every worker to be replaced by the rolling reload', async () => {
-        const now = await workers();
+        const now = await workerPids(main);
         return now.length > 0 && now.every((pid) => !old.includes(pid));
       }, { timeout: 60000 });
       assert.equal(await mainPid(), main, 'a reload keeps the main process');
       assert.equal(await isActive(), 'active');
-    } finally {
-      client.stdin.end();
-      await done;
-    }
-    const line = out.trim().split('\n').pop();
+    });
     const summary = JSON.parse(line);
     t.diagnostic(`requests during the reload: ${line}`);
     assert.ok(summary.ok > 0, `requests went through: ${line}`);
@@ -305,16 +315,7 @@ EOF`);
     const original = await readConfig();
     await writeConfig({ ...original, accessLog: '/var/log/svr/access.log', errorLog: '/var/log/svr/error.log' });
     await restart();
-    const client = g.spawn('exec node /src/scripts/guest/load.js http://127.0.0.1/?rotate 4');
-    let out = '';
-    client.stdout.setEncoding('utf8').on('data', (d) => { out += d; });
-    const done = new Promise((resolve) => client.on('close', resolve));
-    let summary;
-    try {
-      await until('the load client to get its first response', () => {
-        if (client.exitCode !== null) throw new Error(`load client exited: ${out}`);
-        return out.includes('started');
-      }, { timeout: 30000 });
+    const line = await underLoad('http://127.0.0.1/?rotate', async () => {
       const lines = () => g.sh("zcat -f /var/log/svr/access.log* | grep -c 'GET /?rotate ' || true").then(Number);
       for (const round of [1, 2]) {
         const before = await lines();
@@ -323,12 +324,9 @@ EOF`);
       }
       await until('requests after the second rotation', async () =>
         Number(await g.sh("grep -c 'GET /?rotate ' /var/log/svr/access.log || true")) > 50, { timeout: 30000 });
-    } finally {
-      client.stdin.end();
-      await done;
-    }
+    });
     try {
-      summary = JSON.parse(out.trim().split('\n').pop());
+      const summary = JSON.parse(line);
       t.diagnostic(`requests during the rotations: ${JSON.stringify(summary)}`);
       assert.equal(summary.failed, 0);
       assert.equal((await g.sh('ls /var/log/svr')).trim().split('\n').filter((f) => f.startsWith('access.log')).length, 3,
@@ -441,31 +439,18 @@ EOF`);
   // worker listens on the socket it is given, and new connections wait for the replacements.
   test('kill -9 of every worker: the main process stays, no connection is refused', async (t) => {
     const main = await mainPid();
-    const workers = async () => (await g.sh(`cat /proc/${main}/task/*/children`)).trim().split(/\s+/).filter(Boolean);
-    const old = await workers();
+    const old = await workerPids(main);
     assert.ok(old.length > 0, 'svr has worker processes');
-    const client = g.spawn('exec node /src/scripts/guest/load.js http://127.0.0.1/ 4');
-    let out = '';
-    client.stdout.setEncoding('utf8').on('data', (d) => { out += d; });
-    const done = new Promise((resolve) => client.on('close', resolve));
-    try {
-      await until('the load client to get its first response', () => {
-        if (client.exitCode !== null) throw new Error(`load client exited: ${out}`);
-        return out.includes('started');
-      }, { timeout: 30000 });
+    const line = await underLoad('http://127.0.0.1/', async () => {
       await g.sh(`kill -9 ${old.join(' ')}`);
       await until('replacements for every killed worker', async () => {
-        const now = await workers();
+        const now = await workerPids(main);
         return now.length >= old.length && now.every((pid) => !old.includes(pid));
       }, { timeout: 30000 });
       await waitHttp();
       assert.equal(await mainPid(), main, 'the main process survived');
       assert.equal(await isActive(), 'active');
-    } finally {
-      client.stdin.end();
-      await done;
-    }
-    const line = out.trim().split('\n').pop();
+    });
     t.diagnostic(`requests while every worker was killed (guest Node ${(await g.sh('node --version')).trim()}): ${line}`);
     assert.doesNotMatch(await journal(), /cannot give a worker a listening socket/, 'the primary holds the socket with this Node');
     const summary = JSON.parse(line);
@@ -485,7 +470,7 @@ EOF`);
   test('the service runs as svr and cannot write /usr/lib/svr or its config', async () => {
     const main = await mainPid();
     assert.equal((await g.sh(`stat -c %U /proc/${main}`)).trim(), 'svr', 'the main process runs as svr');
-    for (const pid of (await g.sh(`cat /proc/${main}/task/*/children`)).trim().split(/\s+/).filter(Boolean)) {
+    for (const pid of await workerPids(main)) {
       assert.equal((await g.sh(`stat -c %U /proc/${pid}`)).trim(), 'svr', `worker ${pid} runs as svr`);
     }
     // In the service's own mount namespace, with its uid and gid.
