@@ -35,10 +35,12 @@ function startHeartbeat({ stallTimeoutMs, send, served, busyConnections = () => 
     return { method: current.req.method, url: current.req.url, forMs: Date.now() - current.at };
   };
   const intervalMs = beatInterval(stallTimeoutMs);
-  const beat = () => send({ type: 'heartbeat', served: served(), running: running(), busy: busyConnections(intervalMs) });
+  const beat = () => send({ type: 'heartbeat', served: served(), running: running() });
+  // Only the timed beats count busy connections: one per interval is what the balancing needs.
+  const timedBeat = () => send({ type: 'heartbeat', served: served(), running: running(), busy: busyConnections(intervalMs) });
   // Beats go even with the watchdog off: the supervisor learns from them whether a worker served.
-  setInterval(beat, intervalMs).unref();
-  beat();
+  setInterval(timedBeat, intervalMs).unref();
+  timedBeat();
   return function noteUserCode({ req, res }) {
     current = { req, res, at: Date.now() };
     if (stallTimeoutMs > 0) beat();
