@@ -144,7 +144,7 @@ class Supervisor {
     if (this.config?.balanceConnections === false || this.reloading || this.stopping) return;
     const serving = [...this.pool].filter((w) => w.svr.ready && !w.svr.retiring);
     if (!serving.includes(worker)) return;
-    const forMs = 2 * beatInterval(this.config.workerStallTimeout ?? 0);
+    const forMs = 2 * beatInterval(this.config?.workerStallTimeout ?? 0);
     for (const [busiest, count] of this.rebalancer.report(worker, busy, serving)) {
       if (busiest.isConnected()) busiest.send({ type: 'shed-connections', count, forMs }, () => {});
     }

@@ -33,7 +33,7 @@ class Worker {
     this.hooks = hooks; // { ready(addresses), fatal(code, message), recycle?(message) }
     this.disableMods = options.disableMods === true;
     this.exitCode = 0;
-    this.sockets = new Map(); // socket -> { active, idleSince }
+    this.sockets = new Map(); // socket -> { active, idleSince, h2 }
     this.draining = false;
     this.served = 0; // requests given to this worker; the primary's crash backoff reads it
     this.toShed = 0; // connections the primary asked this worker to close (process/rebalance.js)
