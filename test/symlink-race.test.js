@@ -165,10 +165,15 @@ describe('files svr reads once from the web root (error pages, .head/.foot)', ()
     fs.symlinkSync(path.join(outside, 'page'), path.join(srv.root, '404.html'));
     fs.symlinkSync(path.join(outside, 'page'), path.join(srv.root, '.head'));
     fs.writeFileSync(path.join(srv.root, '.foot'), 'FOOT');
+    const { request, readyWorkerPids, isAlive } = require('./helpers');
+    const oldPids = readyWorkerPids(srv);
     const since = srv.stderr().length;
     srv.signal('SIGHUP'); // re-read them
-    await srv.waitForLog(/reload(ed)? .*(done|complete)|workers? .*ready/i, 'stderr', since);
-    const { request } = require('./helpers');
+    await srv.waitForLog(/reload complete/, 'stderr', since);
+    // The old worker may accept a connection until its drain reaches it: ask the new one only.
+    const deadline = Date.now() + 15000;
+    while (oldPids.some(isAlive) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.ok(!oldPids.some(isAlive), 'the old worker exits after the reload');
     const missing = await request(`${srv.url}/missing`);
     assert.equal(missing.status, 404);
     assert.ok(!missing.text.includes(MARK), missing.text);
