@@ -12,15 +12,33 @@ const path = require('node:path');
 const SVR = path.join(__dirname, '..', '..', 'svr.js');
 const START_TIMEOUT_MS = 20000;
 
+// A port for a server a test starts. Not one the kernel hands out itself (port 0): those come from
+// the ephemeral range (32768-60999 on Linux), which the client connections of the test files
+// running beside this one use too, so one could take the port before the server binds it ("port
+// already in use", seen with five files at once). Below that range nothing takes a port unasked;
+// a random pick, checked free on every address, not given twice by this process.
+const PORT_RANGE = [20000, 32000];
+const givenPorts = new Set();
+
 function getFreePort() {
-  return new Promise((resolve, reject) => {
+  const [low, high] = PORT_RANGE;
+  const pick = () => low + Math.floor(Math.random() * (high - low));
+  const tryPort = (port, attemptsLeft) => new Promise((resolve, reject) => {
     const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
+    server.once('error', (error) => {
+      if (attemptsLeft > 0 && (error.code === 'EADDRINUSE' || error.code === 'EACCES')) resolve(tryPort(pick(), attemptsLeft - 1));
+      else reject(error);
     });
+    server.listen({ port, ipv6Only: false }, () => server.close(() => resolve(port)));
   });
+  const attempt = async () => {
+    let port;
+    do port = pick(); while (givenPorts.has(port));
+    const free = await tryPort(port, 50);
+    givenPorts.add(free);
+    return free;
+  };
+  return attempt();
 }
 
 function makeTempDir(prefix = 'svr-test-') {
