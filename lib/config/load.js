@@ -294,7 +294,6 @@ function resolvePaths(config, baseDir) {
   }
 }
 
-
 // ---- wording ----
 
 const TYPE_WORDS = {
