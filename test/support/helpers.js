@@ -15,30 +15,50 @@ const START_TIMEOUT_MS = 20000;
 // A port for a server a test starts. Not one the kernel hands out itself (port 0): those come from
 // the ephemeral range (32768-60999 on Linux), which the client connections of the test files
 // running beside this one use too, so one could take the port before the server binds it ("port
-// already in use", seen with five files at once). Below that range nothing takes a port unasked;
-// a random pick, checked free on every address, not given twice by this process.
+// already in use", seen with five files at once). Below that range nothing takes a port unasked.
+// A random pick is reserved for this process with a file in PORT_LOCKS (O_EXCL), so that two test
+// files never pick the same port between the pick and the server's bind (seen once too), then
+// checked free on every address.
 const PORT_RANGE = [20000, 32000];
-const givenPorts = new Set();
+const PORT_LOCKS = path.join(os.tmpdir(), 'svr-test-ports');
+const reservedPorts = new Set();
 
-function getFreePort() {
-  const [low, high] = PORT_RANGE;
-  const pick = () => low + Math.floor(Math.random() * (high - low));
-  const tryPort = (port, attemptsLeft) => new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', (error) => {
-      if (attemptsLeft > 0 && (error.code === 'EADDRINUSE' || error.code === 'EACCES')) resolve(tryPort(pick(), attemptsLeft - 1));
-      else reject(error);
+function reservePort(port) {
+  if (reservedPorts.has(port)) return false;
+  fs.mkdirSync(PORT_LOCKS, { recursive: true });
+  const file = path.join(PORT_LOCKS, String(port));
+  try {
+    fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
+  } catch (error) {
+    if (error.code !== 'EEXIST') throw error;
+    const owner = Number(fs.readFileSync(file, 'utf8'));
+    if (owner === process.pid || isAlive(owner)) return false;
+    fs.writeFileSync(file, String(process.pid)); // left by a test process that is gone
+  }
+  if (reservedPorts.size === 0) {
+    process.on('exit', () => {
+      for (const reserved of reservedPorts) fs.rmSync(path.join(PORT_LOCKS, String(reserved)), { force: true });
     });
-    server.listen({ port, ipv6Only: false }, () => server.close(() => resolve(port)));
+  }
+  reservedPorts.add(port);
+  return true;
+}
+
+function isFree(port) {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen({ port, ipv6Only: false }, () => server.close(() => resolve(true)));
   });
-  const attempt = async () => {
-    let port;
-    do port = pick(); while (givenPorts.has(port));
-    const free = await tryPort(port, 50);
-    givenPorts.add(free);
-    return free;
-  };
-  return attempt();
+}
+
+async function getFreePort() {
+  const [low, high] = PORT_RANGE;
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = low + Math.floor(Math.random() * (high - low));
+    if (reservePort(port) && await isFree(port)) return port;
+  }
+  throw new Error(`no free port found in ${low}-${high}`);
 }
 
 function makeTempDir(prefix = 'svr-test-') {
