@@ -67,4 +67,4 @@ class Rebalancer {
   }
 }
 
-module.exports = { planShedding, Rebalancer, MIN_DIFFERENCE };
+module.exports = { planShedding, Rebalancer };
