@@ -35,9 +35,9 @@ function startHeartbeat({ stallTimeoutMs, send, served, busyConnections = () => 
     return { method: current.req.method, url: current.req.url, forMs: Date.now() - current.at };
   };
   const intervalMs = beatInterval(stallTimeoutMs);
-  const beat = () => send({ type: 'heartbeat', served: served(), running: running() });
-  // Only the timed beats count busy connections: one per interval is what the balancing needs.
-  const timedBeat = () => send({ type: 'heartbeat', served: served(), running: running(), busy: busyConnections(intervalMs) });
+  // busy: given by the timed beats only (one count per interval is what the balancing needs).
+  const beat = (busy) => send({ type: 'heartbeat', served: served(), running: running(), busy });
+  const timedBeat = () => beat(busyConnections(intervalMs));
   // Beats go even with the watchdog off: the supervisor learns from them whether a worker served.
   setInterval(timedBeat, intervalMs).unref();
   timedBeat();
