@@ -34,9 +34,14 @@ const { errorStatus } = require('./resolve');
 
 const SIBLING_RECHECK_MS = 1000; // a missing .br/.gz is looked for again at most once a second
 // Bytes read from a file per chunk of a streamed body. Node's default, 64 KiB, cost a
-// single-threaded worker 3.2-3.9 ms of CPU per 4 MiB response; 256 KiB 2.3-2.6 ms (1 MiB: 2.0-2.1 ms,
-// but a quarter of the responses in the same memory). Each stream holds about two chunks.
-const STREAM_CHUNK_BYTES = 256 * 1024;
+// single-threaded worker 3.2-3.9 ms of CPU per 4 MiB response; 256 KiB 2.3-2.6 ms (1 MiB: 2.0-2.1 ms).
+// Each stream holds about two chunks, and a client that reads nothing keeps them: so only the
+// first LARGE_CHUNK_STREAMS bodies streaming at once in a worker read large chunks (+6 MiB at
+// most), the others Node's default (128 stalled HTTP/2 streams on one connection: +68 MiB with
+// large chunks for all, against the 64 MiB bound test/limits-http2.test.js holds).
+const LARGE_CHUNK_BYTES = 256 * 1024;
+const SMALL_CHUNK_BYTES = 64 * 1024;
+const LARGE_CHUNK_STREAMS = 16;
 
 function contentType(file) {
   return mime.contentType(path.basename(file)) || 'application/octet-stream';
@@ -95,6 +100,18 @@ function createResponder(site, { isHidden }) {
     // Checks each descriptor against the path it was opened at: the same for every root.
     readFile: (file) => readWhole(file, webRoot),
   }));
+
+  // Streamed bodies reading large chunks now (LARGE_CHUNK_STREAMS), shared by the worker's roots.
+  const chunks = shared.chunks || (shared.chunks = { large: 0 });
+  function openBodyStream(fd, start, end) {
+    const large = chunks.large < LARGE_CHUNK_STREAMS;
+    const source = fs.createReadStream(null, { fd, start, end, autoClose: true, highWaterMark: large ? LARGE_CHUNK_BYTES : SMALL_CHUNK_BYTES });
+    if (large) {
+      chunks.large++;
+      source.once('close', () => { chunks.large--; });
+    }
+    return source;
+  }
 
   // What every response for one version of a file shares, computed once per version.
   function fileFacts(entry, rel) {
@@ -310,7 +327,7 @@ function createResponder(site, { isHidden }) {
     res.writeHead(status, headers);
     const start = range === null ? 0 : range.start;
     const end = range === null ? rep.stats.size - 1 : range.end; // never past what was announced
-    const source = fs.createReadStream(null, { fd: opened.fd, start, end, autoClose: true, highWaterMark: STREAM_CHUNK_BYTES });
+    const source = openBodyStream(opened.fd, start, end);
     destroyWithConnection(req, res);
     const done = (err) => { if (err && !res.destroyed) res.destroy(); };
     if (transform) stream.pipeline(source, transform, res, done);
