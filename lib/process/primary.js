@@ -23,6 +23,7 @@ const BACKOFF_CAP_MS = 15000;
 const STABLE_UPTIME_MS = 10000; // a worker that lived this long did not die of a crash loop
 const READY_TIMEOUT_MS = 30000;
 const RELOAD_IDLE_GRACE_MS = 1000;
+const STOPPED_ACCEPTING_WAIT_MS = 5000; // a retired worker's answer to its drain, at most
 
 class Supervisor {
   constructor(options) {
@@ -296,6 +297,7 @@ class Supervisor {
     const old = [...this.pool];
     const target = workerCount(config);
     const fresh = [];
+    const stopped = []; // the retired workers' "stopped accepting"
     let retired = 0;
     this.config = config;
     try {
@@ -306,10 +308,13 @@ class Supervisor {
           await this.whenReady(worker);
         }
         if (i < old.length) {
+          stopped.push(this.whenStoppedAccepting(old[i]));
           this.retire(old[i]);
           retired++;
         }
       }
+      // "complete" means only new workers accept: a client connecting after it gets the new config.
+      await Promise.all(stopped);
       const message = `reload complete: ${old.length} worker(s) replaced by ${target} in ${Date.now() - startedAt} ms`;
       log.info(message);
       this.heldSockets.keepOnly(configuredKeys(config));
@@ -326,6 +331,24 @@ class Supervisor {
       for (let i = 0; i < retired; i++) this.replaceLater(0);
       return { ok: false, message };
     }
+  }
+
+  // Resolves once a draining worker says it stopped accepting, or is gone; after at most
+  // STOPPED_ACCEPTING_WAIT_MS whatever happened, so a reload never hangs on a worker that is stuck.
+  whenStoppedAccepting(worker) {
+    if (worker.isDead()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const onMessage = (message) => { if (message?.type === 'stopped-accepting') done(); };
+      const timer = setTimeout(() => done(), STOPPED_ACCEPTING_WAIT_MS);
+      function done() {
+        clearTimeout(timer);
+        worker.off('message', onMessage);
+        worker.off('exit', done);
+        resolve();
+      }
+      worker.on('message', onMessage);
+      worker.once('exit', done);
+    });
   }
 
   retire(worker) {
