@@ -7,6 +7,8 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
 const { startServer, request } = require('./support/helpers');
 
 const SCRIPT = String.raw`
@@ -32,12 +34,18 @@ function multipart(fileCount) {
   return { body: parts.join(''), contentType: `multipart/form-data; boundary=${boundary}` };
 }
 
+// The server's own temporary directory (os.tmpdir() follows TMPDIR), so a test can see what is
+// left in it.
+const uploads = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-test-uploads-'));
+const leftInTemp = () => fs.readdirSync(uploads).filter((name) => name.startsWith('svr-upload-'));
+
 let server;
 test.before(async () => {
-  server = await startServer({ config: { useWebRootServerSideScript: true }, files: { 'serverSideScript.js': SCRIPT, 'ok.txt': 'ok\n' } });
+  server = await startServer({ config: { useWebRootServerSideScript: true }, files: { 'serverSideScript.js': SCRIPT, 'ok.txt': 'ok\n' }, env: { TMPDIR: uploads } });
 });
 test.after(async () => {
   if (server) await server.stop();
+  fs.rmSync(uploads, { recursive: true, force: true });
 });
 
 test('1,000 file parts are all saved, then removed once the response is done', async () => {
@@ -55,17 +63,22 @@ test('1,000 file parts are all saved, then removed once the response is done', a
 
 test('8,000 file parts (the report\'s flood) are refused with 413; static files keep being served meanwhile', async (t) => {
   const { body, contentType } = multipart(8000);
-  const uploads = Array.from({ length: 4 }, () => request(`${server.url}/upload`, { method: 'POST', headers: { 'content-type': contentType }, body, timeout: 60000 }));
+  const floods = Array.from({ length: 4 }, () => request(`${server.url}/upload`, { method: 'POST', headers: { 'content-type': contentType }, body, timeout: 60000 }));
   const latencies = [];
   let settled = false;
-  Promise.all(uploads).finally(() => { settled = true; });
+  Promise.all(floods).finally(() => { settled = true; });
   while (!settled && latencies.length < 200) {
     const started = Date.now();
     assert.equal((await request(`${server.url}/ok.txt`)).status, 200);
     latencies.push(Date.now() - started);
   }
-  const results = await Promise.all(uploads);
+  const results = await Promise.all(floods);
   assert.deepEqual(results.map((r) => r.status), [413, 413, 413, 413]);
+  // The parts saved before the refusal are removed too, none left behind (each flood used to
+  // leave ~400 empty files). Removal follows the 413, so allow it a moment.
+  const deadline = Date.now() + 5000;
+  while (leftInTemp().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  assert.deepEqual(leftInTemp(), [], 'no upload left in the temporary directory');
   const sorted = [...latencies].sort((a, b) => a - b);
   t.diagnostic(`static probes during 4 floods: ${sorted.length}, p50 ${sorted[Math.floor(sorted.length / 2)]} ms, max ${sorted[sorted.length - 1]} ms`);
 });
