@@ -107,6 +107,9 @@ class Guest {
       '-D', this.root, '-M', this.name,
       '--register=no', '--keep-unit', '--private-network', '--volatile=overlay',
       `--bind-ro=${CHECKOUT}:/src`, ...this.binds.map(([from, to]) => `--bind-ro=${from}:${to}`),
+      // One CPU: the guest is a 1-vCPU machine, so the default config starts one worker (half the
+      // guest's Node processes of a 2-CPU guest), and the guest leaves the other core to the suite.
+      '--cpu-affinity=0',
       '--console=read-only', '-b',
     ], { stdio: ['ignore', out, out] });
     fs.closeSync(out);
