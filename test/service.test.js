@@ -521,7 +521,7 @@ EOF`);
 
 // Builds a .deb on the host (scripts/build-deb.sh); resolves its path. xz at level 1 instead of
 // dpkg-deb's 6 (DPKG_DEB_COMPRESSOR_LEVEL): the guest installs the same files, and each build
-// spends ~0.5 s of CPU compressing instead of ~2.5 s. test/deb.test.js checks the package as shipped.
+// spends ~0.5 s of CPU compressing instead of ~2.5 s (test/deb.test.js builds its package the same way).
 function buildDeb(out, version) {
   return new Promise((resolve, reject) => {
     const child = spawn(path.join(CHECKOUT, 'scripts/build-deb.sh'), ['--out', out, '--version', version],
