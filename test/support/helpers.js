@@ -61,8 +61,17 @@ async function getFreePort() {
   throw new Error(`no free port found in ${low}-${high}`);
 }
 
+// Every temporary directory a test process made is removed when it exits, also those of tests
+// that never stop their server or only write a config for a CLI run (they used to stay in /tmp).
+const tempDirs = [];
+process.on('exit', () => {
+  for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
+});
+
 function makeTempDir(prefix = 'svr-test-') {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
 }
 
 // files: { 'relative/path': string | Buffer }
