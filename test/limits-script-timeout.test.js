@@ -1,10 +1,12 @@
 'use strict';
 // Attack report, finding 13: a request the script never answers was held for ever. With
-// scriptTimeout it gets a 504 (the error page) and the log names the script or mod.
+// scriptTimeout it gets a 504 (the error page) and the log names the script or mod. The timer and
+// its log line are the scripting stage's: the pipeline runs in-process.
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { startServer, request } = require('./support/helpers');
+const { request } = require('./support/helpers');
+const { startPipeline } = require('./support/pipeline');
 
 const SCRIPT = String.raw`
 if (href === '/never') { disableEndElseCallbackExecute = true; return; }
@@ -20,7 +22,7 @@ module.exports.modInfo = { name: 'forgetful-mod', version: '1.0.0' };
 `;
 
 test('a request a script never answers gets 504 after scriptTimeout, logged with the script name', async () => {
-  const server = await startServer({
+  const server = await startPipeline({
     config: { scriptTimeout: 1000, useWebRootServerSideScript: true },
     files: { 'serverSideScript.js': SCRIPT, 'a.txt': 'static\n' },
   });
@@ -43,7 +45,7 @@ test('a request a script never answers gets 504 after scriptTimeout, logged with
 });
 
 test('a mod that never answers nor calls next() gets 504, logged with the mod name', async () => {
-  const server = await startServer({ config: { scriptTimeout: 1000, modsDirectory: 'mods' }, files: { 'a.txt': 'static\n', '../mods/forgetful.js': MOD } });
+  const server = await startPipeline({ config: { scriptTimeout: 1000, modsDirectory: 'mods' }, files: { 'a.txt': 'static\n', '../mods/forgetful.js': MOD } });
   try {
     const since = 0;
     const res = await request(`${server.url}/mod-never`, { timeout: 8000 });
@@ -59,7 +61,7 @@ test('a mod that never answers nor calls next() gets 504, logged with the mod na
 test('scriptTimeout defaults to 60000 and 0 turns it off', async () => {
   const schema = require('../config/svr-config.schema.json');
   assert.equal(schema.properties.scriptTimeout.default, 60000);
-  const server = await startServer({ config: { scriptTimeout: 0, useWebRootServerSideScript: true }, files: { 'serverSideScript.js': SCRIPT } });
+  const server = await startPipeline({ config: { scriptTimeout: 0, useWebRootServerSideScript: true }, files: { 'serverSideScript.js': SCRIPT } });
   try {
     await assert.rejects(request(`${server.url}/never`, { timeout: 1500 }), /timed out/);
   } finally {

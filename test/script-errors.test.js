@@ -3,6 +3,10 @@
 // rejected promise, callServerError(500, err) and an unhandled rejection give that request a
 // 500 and the worker keeps serving; an uncaught exception in a callback answers its request with
 // a 500, lets the worker's other in-flight requests finish, and the worker is replaced.
+// Where the worker process is the point (the same worker answers afterwards, the replacement after
+// a crash), the tests share one svr.js started with the same config; each looks only at its own
+// requests and log lines, and the crash, which replaces the worker, comes after the others. What a
+// page shows runs the pipeline in-process.
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -42,15 +46,24 @@ module.exports = async function (req, res, logFacilities, config, next) {
 module.exports.modInfo = { name: 'rejecter', version: '1.0' };
 `;
 
-// start: startServer where the worker process is the point, startPipeline for what a page shows.
-async function withServer(config, fn, start = startServer) {
-  const server = await start({ config: { workers: 1, modsDirectory: 'mods', ...config }, files: { 'serverSideScript.js': SCRIPT, '../mods/a.js': MOD } });
+function siteOptions(config = {}) {
+  return { config: { workers: 1, modsDirectory: 'mods', ...config }, files: { 'serverSideScript.js': SCRIPT, '../mods/a.js': MOD } };
+}
+
+// A site of its own, in-process, for what a page shows.
+async function withPipeline(config, fn) {
+  const server = await startPipeline(siteOptions(config));
   try {
     return await fn(server);
   } finally {
     await server.stop();
   }
 }
+
+// The svr.js the worker tests share (siteOptions()).
+let shared;
+test.before(async () => { shared = await startServer(siteOptions()); });
+test.after(() => shared.stop());
 
 async function pid(server) {
   const res = await request(`${server.url}/pid`, { agent: false });
@@ -65,68 +78,67 @@ for (const [path, what] of [
   ['/mod-reject', 'a rejected promise of an async mod'],
 ]) {
   test(`${what}: 500 for that request, the worker keeps serving`, async () => {
-    await withServer({}, async (server) => {
-      const before = await pid(server);
-      const res = await request(`${server.url}${path}`);
-      assert.equal(res.status, 500);
-      assert.equal(await pid(server), before, 'the same worker answers afterwards');
-      assert.ok(!server.stderr().some((line) => /died|recycling/.test(line)));
-    });
+    const server = shared;
+    const since = server.stderr().length;
+    const before = await pid(server);
+    const res = await request(`${server.url}${path}`);
+    assert.equal(res.status, 500);
+    assert.equal(await pid(server), before, 'the same worker answers afterwards');
+    assert.ok(!server.stderr().slice(since).some((line) => /died|recycling/.test(line)));
   });
 }
 
 test('the 500 page shows the stack with the script file and line only when stackHidden is false', async () => {
-  await withServer({ stackHidden: false }, async (server) => {
+  await withPipeline({ stackHidden: false }, async (server) => {
     const res = await request(`${server.url}/throw`);
     assert.match(res.text, /thrown synchronously/);
     assert.match(res.text, /serverSideScript\.js:3:/);
-  }, startPipeline);
-  await withServer({}, async (server) => {
+  });
+  await withPipeline({}, async (server) => {
     const res = await request(`${server.url}/throw`);
     assert.equal(res.status, 500);
     assert.ok(!res.text.includes('serverSideScript.js'), 'stackHidden defaults to true');
-  }, startPipeline);
+  });
 });
 
 test('an uncaught exception in a callback: 500 for its request, a concurrent slow request completes, the worker is replaced', async () => {
-  await withServer({}, async (server) => {
-    const before = await pid(server);
-    const since = server.stderr().length;
-    // The slow request is in flight (its head has arrived) before the crash is triggered.
-    const slow = await new Promise((resolve, reject) => {
-      http.get(`${server.url}/slow`, { agent: false }, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk) => { body += chunk; });
-        resolve({ status: res.statusCode, done: new Promise((ok, fail) => { res.on('end', () => ok(body)); res.on('error', fail); res.on('aborted', () => fail(new Error('aborted'))); }) });
-      }).on('error', reject);
-    });
-    assert.equal(slow.status, 200);
-    const crash = await request(`${server.url}/crash`, { agent: false });
-    assert.equal(crash.status, 500);
-    assert.equal(await slow.done, 'slow started;slow finished after the crash');
-    await server.waitForLog(new RegExp(`worker ${before} is recycling after an uncaught exception \\(thrown in a timer\\)`), 'stderr', since);
-    await server.waitForLog(/worker \d+ ready/, 'stderr', since);
-    await server.waitForLog(/uncaught exception while serving GET \/crash: thrown in a timer/, 'stderr', since);
-    // The old worker stops accepting once its replacement listens (the primary tells it after the
-    // "ready" line): a new connection may still reach it for a moment.
-    let after = await pid(server);
-    for (const until = Date.now() + 5000; after === before && Date.now() < until;) after = await pid(server);
-    assert.notEqual(after, before, 'a new worker serves');
-    // The old worker exits by itself once its requests are done.
-    const deadline = Date.now() + 10000;
-    const exited = await new Promise((resolve) => {
-      const check = () => {
-        if (!isAlive(before)) resolve(true);
-        else if (Date.now() > deadline) resolve(false);
-        else setTimeout(check, 20);
-      };
-      check();
-    });
-    assert.equal(exited, true, 'the old worker exited');
-    assert.ok(!server.stderr().some((line) => line.includes(`worker ${before} died`)), 'its exit is not taken for a second crash');
-    assert.equal(readyWorkerPids(server).filter(isAlive).length, 1);
+  const server = shared;
+  const before = await pid(server);
+  const since = server.stderr().length;
+  // The slow request is in flight (its head has arrived) before the crash is triggered.
+  const slow = await new Promise((resolve, reject) => {
+    http.get(`${server.url}/slow`, { agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => { body += chunk; });
+      resolve({ status: res.statusCode, done: new Promise((ok, fail) => { res.on('end', () => ok(body)); res.on('error', fail); res.on('aborted', () => fail(new Error('aborted'))); }) });
+    }).on('error', reject);
   });
+  assert.equal(slow.status, 200);
+  const crash = await request(`${server.url}/crash`, { agent: false });
+  assert.equal(crash.status, 500);
+  assert.equal(await slow.done, 'slow started;slow finished after the crash');
+  await server.waitForLog(new RegExp(`worker ${before} is recycling after an uncaught exception \\(thrown in a timer\\)`), 'stderr', since);
+  await server.waitForLog(/worker \d+ ready/, 'stderr', since);
+  await server.waitForLog(/uncaught exception while serving GET \/crash: thrown in a timer/, 'stderr', since);
+  // The old worker stops accepting once its replacement listens (the primary tells it after the
+  // "ready" line): a new connection may still reach it for a moment.
+  let after = await pid(server);
+  for (const until = Date.now() + 5000; after === before && Date.now() < until;) after = await pid(server);
+  assert.notEqual(after, before, 'a new worker serves');
+  // The old worker exits by itself once its requests are done.
+  const deadline = Date.now() + 10000;
+  const exited = await new Promise((resolve) => {
+    const check = () => {
+      if (!isAlive(before)) resolve(true);
+      else if (Date.now() > deadline) resolve(false);
+      else setTimeout(check, 20);
+    };
+    check();
+  });
+  assert.equal(exited, true, 'the old worker exited');
+  assert.ok(!server.stderr().some((line) => line.includes(`worker ${before} died`)), 'its exit is not taken for a second crash');
+  assert.equal(readyWorkerPids(server).filter(isAlive).length, 1);
 });
 
 test('--single-threaded: an uncaught exception answers 500, then the server stops with exit code 1', async () => {

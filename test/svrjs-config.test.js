@@ -132,12 +132,14 @@ describe('starting with an SVR.JS config', () => {
   });
 });
 
+// What the site answers is the pipeline's: it runs in-process (test/support/pipeline.js).
 describe('serving a site with an SVR.JS config', () => {
-  const { startServer, request } = require('./support/helpers');
+  const { request } = require('./support/helpers');
+  const { startPipeline } = require('./support/pipeline');
 
   it('the full SVR.JS config (wwwroot added) serves as SVR.JS would: listing on, version exposed, rewrite rules', async () => {
     const { port, sport, cert, key, ...rest } = FIXTURE; // the test picks its own port
-    const server = await startServer({
+    const server = await startPipeline({
       config: rest,
       files: { 'index.html': 'home', 'hidden.js': 'not for you', 'dir/a.txt': 'a' },
     });

@@ -16,6 +16,9 @@
 // only while it is built.
 // plainPortOfHttps: serve what the plain port of an HTTPS site serves (the redirect stage list)
 // instead of the site.
+// Forward-proxy mods: an absolute-form request goes to pipeline.proxyRequest and a CONNECT to
+// pipeline.connect when a mod takes them, as process/worker.js routes them. Without such a mod a
+// CONNECT is left to Node here (the connection closes): the worker's bare 501 needs startServer.
 // The config goes through the same reading as a real start (process/primary.js readConfig: the
 // mods' configValidators, the schema and its defaults, paths, the certificate; loadConfig alone
 // when there are no mods and no HTTPS); a config a real start refuses rejects with its messages. Stage code that throws outside a request (a timer in a script)
@@ -74,6 +77,10 @@ function listen(server, port) {
   });
 }
 
+function isAbsoluteForm(target) {
+  return target !== '*' && !target.startsWith('/');
+}
+
 async function startPipeline({ config = {}, files = {}, mods = null, disableMods = false, env = {}, plainPortOfHttps = false } = {}) {
   const dir = makeTempDir('svr-pipeline-');
   const root = path.join(dir, 'web');
@@ -99,9 +106,19 @@ async function startPipeline({ config = {}, files = {}, mods = null, disableMods
     const logRequest = createAccessLog(complete, { write: (line) => stdout.add(line) });
     // What a worker's onRequest does for a plain HTTP listener, minus the socket bookkeeping.
     const handle = plainPortOfHttps ? pipeline.httpsRedirect : pipeline.handle;
+    const proxyRequest = plainPortOfHttps ? null : pipeline.proxyRequest;
     server.on('request', (req, res) => {
       if (logRequest) logRequest(req, res);
-      handle(req, res);
+      if (proxyRequest && isAbsoluteForm(req.url)) return proxyRequest(req, res);
+      return handle(req, res);
+    });
+    if (pipeline.connect && !plainPortOfHttps) server.on('connect', pipeline.connect);
+    // Every accepted socket, so that stop() also ends those a CONNECT or an upgrade took from the
+    // HTTP parser (closeAllConnections does not see them, and close() would wait for them).
+    const sockets = new Set();
+    server.on('connection', (socket) => {
+      sockets.add(socket);
+      socket.once('close', () => sockets.delete(socket));
     });
     return {
       url: `http://127.0.0.1:${port}`, port, root, dir, configFile, pipeline, config: complete,
@@ -113,6 +130,7 @@ async function startPipeline({ config = {}, files = {}, mods = null, disableMods
         (stream === 'stdout' ? stdout : stderr).waitFor(pattern, since, timeoutMs),
       stop: () => new Promise((resolve) => {
         server.closeAllConnections();
+        for (const socket of sockets) socket.destroy();
         server.close(() => {
           fs.rmSync(dir, { recursive: true, force: true });
           resolve();
