@@ -179,8 +179,11 @@ test('nginx stream with proxy_protocol on in front of svr: the client address an
   t.after(() => server.stop());
   const front = await getFreePort();
   const conf = path.join(server.dir, 'nginx.conf');
+  // master_process off: one nginx process, so the SIGKILL below leaves no worker behind (with a
+  // master, its workers outlived the test, listening).
   fs.writeFileSync(conf, `load_module ${STREAM_MODULE};
 daemon off;
+master_process off;
 pid ${server.dir}/nginx.pid;
 error_log ${server.dir}/nginx-error.log warn;
 events { worker_connections 64; }
