@@ -315,11 +315,12 @@ describe('streamed compression and file descriptors', { skip: process.platform !
   });
 });
 
+// In-process behind lib/net's HTTP/2 server (support/pipeline.js, asWorker).
 describe('over HTTP/2', () => {
-  const { startTlsServer, h2Request } = require('./support/tls-helpers');
+  const { startTlsPipeline, h2Request } = require('./support/tls-helpers');
   let srv;
   before(async () => {
-    srv = await startTlsServer({ config: { enableHTTP2: true, fileCacheMaxFileSize: 65536 }, files: { 'app.js': JS, 'big.txt': BIG } });
+    srv = await startTlsPipeline({ config: { enableHTTP2: true, fileCacheMaxFileSize: 65536 }, files: { 'app.js': JS, 'big.txt': BIG } });
   });
   after(() => srv.stop());
 

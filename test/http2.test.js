@@ -1,18 +1,19 @@
 'use strict';
 // HTTP/2 (enableHTTP2): the same site over h2 and over HTTP/1.1 on the same port, with Node's
-// http2 client and curl --http2.
+// http2 client and curl --http2. In-process: the pipeline behind the listeners a worker builds
+// (lib/net's HTTP/2 server with its TLS context; support/pipeline.js, asWorker).
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { startTlsServer, httpsRequest, h2Request, h2Connect, curl } = require('./support/tls-helpers');
+const { startTlsPipeline, httpsRequest, h2Request, h2Connect, curl } = require('./support/tls-helpers');
 
 const FILE = 'abcdefghijklmnopqrstuvwxyz0123456789\n';
 
 let server;
 test.before(async () => {
-  server = await startTlsServer({ config: { enableHTTP2: true, workers: 2 }, files: { 'index.html': 'hello over h2\n', 'dir/file.txt': FILE } });
+  server = await startTlsPipeline({ config: { enableHTTP2: true, workers: 2 }, files: { 'index.html': 'hello over h2\n', 'dir/file.txt': FILE } });
 });
 test.after(async () => {
   if (server) await server.stop();
@@ -84,7 +85,7 @@ test('no cleartext HTTP/2 (h2c) on the plain port', async () => {
 });
 
 test('h2: a session idle for keepAliveTimeout is closed with a GOAWAY', async () => {
-  const quick = await startTlsServer({ config: { enableHTTP2: true, keepAliveTimeout: 300 } });
+  const quick = await startTlsPipeline({ config: { enableHTTP2: true, keepAliveTimeout: 300 } });
   try {
     const session = h2Connect(quick.httpsUrl);
     const goaway = new Promise((resolve) => session.once('goaway', (code) => resolve(code)));

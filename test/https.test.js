@@ -1,7 +1,9 @@
 'use strict';
-// HTTPS, HTTP/2, the generated certificate, redirects, SNI and certificate reloads, against
-// real svr processes with real clients (Node's https and http2, curl); the plain port's redirect
-// runs in-process (it is a stage list of the pipeline).
+// HTTPS, HTTP/2, the generated certificate, redirects, SNI and certificate reloads, with real
+// clients (Node's https and http2, curl). What the process does (generating or reusing the
+// certificate at start, refusing a config, the start banner) runs against real svr processes; what
+// a connection or request gets back (the redirect, HSTS, TLS versions, SNI) runs in-process, behind
+// the listeners a worker builds (support/pipeline.js).
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -13,7 +15,7 @@ const net = require('node:net');
 const forge = require('node-forge');
 const { request, runSvr, makeTempDir, getFreePort } = require('./support/helpers');
 const { startPipeline } = require('./support/pipeline');
-const { startTlsServer, httpsRequest, h2Request, curl, peerCertificate, writePair } = require('./support/tls-helpers');
+const { startTlsServer, startTlsPipeline, httpsRequest, h2Request, curl, peerCertificate, writePair, seededState } = require('./support/tls-helpers');
 const { generateSelfSigned } = require('../lib/net/certificate');
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -33,9 +35,10 @@ function rawRequest(port, text) {
 // (The HTTPS port is never listened on here; sport only has to name a port.)
 async function startRedirect({ config = {} } = {}) {
   const sport = await getFreePort();
+  const full = { secure: true, sport, stateDirectory: 'state', ...config };
   const site = await startPipeline({
-    config: { secure: true, sport, stateDirectory: 'state', ...config },
-    files: { 'index.html': 'hello over tls\n' },
+    config: full,
+    files: { 'index.html': 'hello over tls\n', ...seededState(full) },
     plainPortOfHttps: true,
   });
   site.sport = sport;
@@ -191,7 +194,7 @@ test('the redirect leaves out port 443 and uses spubport when set', async () => 
 });
 
 test('disableToHTTPSRedirect: the plain listener serves the site, without HSTS', async () => {
-  const server = await startTlsServer({ config: { disableToHTTPSRedirect: true, hstsMaxAge: 600 } });
+  const server = await startTlsPipeline({ config: { disableToHTTPSRedirect: true, hstsMaxAge: 600 } });
   try {
     const plain = await request(`${server.url}/`);
     assert.equal(plain.status, 200);
@@ -217,7 +220,7 @@ test('disableNonEncryptedServer: only the HTTPS port is open', async () => {
 });
 
 test('no HSTS header by default', async () => {
-  const server = await startTlsServer();
+  const server = await startTlsPipeline();
   try {
     const res = await httpsRequest(`${server.httpsUrl}/`);
     assert.equal(res.status, 200);
@@ -228,14 +231,14 @@ test('no HSTS header by default', async () => {
 });
 
 test('TLS versions: 1.2 minimum by default, tlsMinVersion raises it', async () => {
-  const server = await startTlsServer();
+  const server = await startTlsPipeline();
   try {
     assert.equal((await peerCertificate(server.sport, 'localhost', { maxVersion: 'TLSv1.2' })).negotiated, 'TLSv1.2');
     await assert.rejects(peerCertificate(server.sport, 'localhost', { minVersion: 'TLSv1', maxVersion: 'TLSv1.1', ciphers: 'DEFAULT:@SECLEVEL=0' }));
   } finally {
     await server.stop();
   }
-  const strict = await startTlsServer({ config: { tlsMinVersion: 'TLSv1.3' } });
+  const strict = await startTlsPipeline({ config: { tlsMinVersion: 'TLSv1.3' } });
   try {
     await assert.rejects(peerCertificate(strict.sport, 'localhost', { maxVersion: 'TLSv1.2' }));
     assert.equal((await peerCertificate(strict.sport, 'localhost')).negotiated, 'TLSv1.3');
@@ -249,7 +252,7 @@ test('SNI picks the certificate by host name; others get the default one', async
   const a = writePair(dir, 'a', ['a.test']);
   const w = writePair(dir, 'w', ['*.w.test']);
   const main = writePair(dir, 'main', ['main.test']);
-  const server = await startTlsServer({
+  const server = await startTlsPipeline({
     config: { cert: main.cert, key: main.key, sni: { 'a.test': { cert: a.cert, key: a.key }, '*.w.test': { cert: w.cert, key: w.key } }, workers: 2 },
   });
   try {

@@ -3,12 +3,14 @@
 // brotli stream holding ~12 MiB (150 held streams: +1.8 GiB), gzip of an 11 MB file costing
 // 0.45 s of CPU. Now: at most compressionMaxStreams compressions on the fly per worker (more
 // get identity), none for files above compressionMaxFileSize, and a bounded brotli window.
+// What a request gets back runs in-process (support/pipeline.js); the memory bound on a real worker.
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const http = require('node:http');
 const { startServer, request, readyWorkerPids } = require('./support/helpers');
+const { startPipeline } = require('./support/pipeline');
 
 function text(size) {
   const words = 'lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor ';
@@ -39,7 +41,7 @@ function rssMiB(pid) {
 }
 
 test('on-the-fly compressions per worker are capped: beyond compressionMaxStreams, identity', async () => {
-  const server = await startServer({ config: { compressionMaxStreams: 2, compressionMaxFileSize: 64 * 1024 * 1024 }, files: { 'big.txt': HELD } });
+  const server = await startPipeline({ config: { compressionMaxStreams: 2, compressionMaxFileSize: 64 * 1024 * 1024 }, files: { 'big.txt': HELD } });
   const open = [];
   try {
     for (let i = 0; i < 4; i++) open.push(await held(`${server.url}/big.txt`, { 'accept-encoding': 'br' }));
@@ -56,7 +58,7 @@ test('on-the-fly compressions per worker are capped: beyond compressionMaxStream
 });
 
 test('files above compressionMaxFileSize are sent uncompressed; smaller streamed ones are compressed', async () => {
-  const server = await startServer({
+  const server = await startPipeline({
     config: { compressionMaxFileSize: 2 * 1024 * 1024 },
     files: { 'big.txt': STREAMED, 'medium.txt': text(1536 * 1024) },
   });

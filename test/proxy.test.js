@@ -326,16 +326,19 @@ test('bad upstream URLs are refused at load with the key path', () => {
     /trustedProxies\[0\]/);
 });
 
+// In-process behind the listeners a worker builds (support/pipeline.js, asWorker: lib/net's servers
+// and their Upgrade handling).
 test('through svr itself: proxied paths, WebSocket upgrade, static files for the rest, the access log', async (t) => {
-  const { startServer } = require('./helpers');
+  const { startPipeline } = require('./support/pipeline');
   const up = await echoUpstream('app');
   up.on('upgrade', (req, socket) => {
     socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n');
     socket.on('data', (data) => socket.write(data));
   });
-  const server = await startServer({
+  const server = await startPipeline({
     config: { proxy: [{ path: '/app/', upstreams: [up.url], stripPrefix: true }] },
     files: { 'index.html': 'static home' },
+    asWorker: true,
   });
   t.after(async () => { await server.stop(); closeAll(up); });
   const proxied = await request(`${server.url}/app/x?y=1`);
@@ -356,10 +359,11 @@ test('through svr itself: proxied paths, WebSocket upgrade, static files for the
   await server.waitForLog(/"GET \/app\/socket HTTP\/1\.1" 101 /, 'stdout');
 });
 
+// In-process behind lib/net's HTTP/2 server (support/pipeline.js, asWorker).
 test('HTTPS and HTTP/2 clients to an HTTP upstream: X-Forwarded-Proto https, bodies both ways', async (t) => {
-  const { startTlsServer, httpsRequest, h2Request } = require('./tls-helpers');
+  const { startTlsPipeline, httpsRequest, h2Request } = require('./tls-helpers');
   const up = await echoUpstream('app');
-  const server = await startTlsServer({ config: { enableHTTP2: true, proxy: [{ path: '/app/', upstreams: [up.url] }] } });
+  const server = await startTlsPipeline({ config: { enableHTTP2: true, proxy: [{ path: '/app/', upstreams: [up.url] }] } });
   t.after(async () => { await server.stop(); closeAll(up); });
   const one = JSON.parse((await httpsRequest(`${server.httpsUrl}/app/one`)).text);
   assert.equal(one.headers['x-forwarded-proto'], 'https');
@@ -411,6 +415,7 @@ test('a large upload streams with bounded memory (backpressure)', async () => {
   } finally { closeAll(proxy, up); }
 });
 
+// Spawned: an HTTP/2 CONNECT reaches the pipeline through process/worker.js (onConnect).
 test('WebSockets from HTTP/2 clients (extended CONNECT, RFC 8441) to an HTTP/1.1 upstream', async (t) => {
   const http2 = require('node:http2');
   const { startTlsServer } = require('./tls-helpers');

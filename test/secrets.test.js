@@ -12,7 +12,8 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const { makeTempDir, writeFiles, getFreePort, runSvr, spawnSvr, request } = require('./helpers');
-const { httpsRequest } = require('./tls-helpers');
+const { startPipeline } = require('./support/pipeline');
+const { httpsRequest, startTlsPipeline } = require('./tls-helpers');
 const { generateSelfSigned } = require('../lib/net/certificate');
 
 const pair = generateSelfSigned({ names: [{ type: 2, value: 'localhost' }], bits: 1024 });
@@ -23,21 +24,6 @@ function siteDir(config, files = {}) {
   const configFile = path.join(dir, 'svr-config.json');
   fs.writeFileSync(configFile, JSON.stringify({ workers: 1, ...config }, null, 2));
   return { dir, configFile };
-}
-
-async function startIn(dir, configFile) {
-  const child = spawnSvr(['--config', configFile]);
-  await Promise.race([
-    child.err.waitFor(/listening on /),
-    child.exited.then(({ code }) => { throw new Error(`exited ${code}: ${child.err.lines.join('\n')}`); }),
-  ]);
-  return {
-    stop: async () => {
-      child.proc.kill('SIGTERM');
-      await child.exited;
-      fs.rmSync(dir, { recursive: true, force: true });
-    },
-  };
 }
 
 describe('wwwroot has no default', () => {
@@ -96,18 +82,21 @@ describe('a web root that contains secrets', () => {
     let url;
     const secrets = ['svr-config.json', 'site.key', 'site.crt'];
     const copies = (name) => [name, `${name}~`, `${name}.bak`, `${name}.orig`, `${name}.swp`, `#${name}#`, `.#${name}`];
+    // In-process, behind the worker's listeners (support/pipeline.js): the harness writes the
+    // config as svr-config.json in its directory, made the web root here; files go beside web/.
     before(async () => {
-      const sport = await getFreePort();
       const files = { 'site.crt': pair.certPem, 'site.key': pair.keyPem, 'index.html': 'hi', 'sub/page.bak': 'fine' };
       for (const name of secrets) for (const copy of copies(name).slice(1)) files[copy] = `copy of ${name}`;
-      const { dir, configFile } = siteDir({
-        port: await getFreePort(), sport, secure: true, wwwroot: '.', cert: 'site.crt', key: 'site.key',
-        stateDirectory: 'state', allowSensitiveFilesInWebRoot: true, allowDotfiles: true,
-      }, files);
-      fs.mkdirSync(path.join(dir, 'state'));
-      fs.writeFileSync(path.join(dir, 'state', 'selfsigned-key.pem'), 'state secret');
-      srv = await startIn(dir, configFile);
-      url = `https://localhost:${sport}`;
+      files['state/selfsigned-key.pem'] = 'state secret';
+      srv = await startTlsPipeline({
+        config: {
+          wwwroot: '.', cert: 'site.crt', key: 'site.key', stateDirectory: 'state', allowSensitiveFilesInWebRoot: true, allowDotfiles: true,
+        },
+        files: Object.fromEntries(Object.entries(files).map(([name, content]) => [`../${name}`, content])),
+      });
+      assert.equal(path.basename(srv.configFile), 'svr-config.json');
+      assert.equal(path.dirname(srv.configFile), srv.dir);
+      url = srv.httpsUrl;
     });
     after(() => srv && srv.stop());
 
@@ -132,10 +121,7 @@ describe('an old SVR.JS install directory as the web root', () => {
   let srv;
   let url;
   before(async () => {
-    const port = await getFreePort();
-    const dir = makeTempDir('svr-secrets-');
-    const old = path.join(dir, 'svrjs');
-    writeFiles(old, {
+    const files = {
       'svr.js': '// SVR.JS',
       'config.json': '{"users":[{"name":"admin","pass":"secret"}]}',
       'config.json.bak': 'old config',
@@ -143,11 +129,12 @@ describe('an old SVR.JS install directory as the web root', () => {
       'log/access.log': 'log line',
       'temp/upload': 'temp',
       'index.html': 'old site',
+    };
+    srv = await startPipeline({
+      config: { wwwroot: 'svrjs' },
+      files: Object.fromEntries(Object.entries(files).map(([name, content]) => [`../svrjs/${name}`, content])),
     });
-    const configFile = path.join(dir, 'svr-config.json');
-    fs.writeFileSync(configFile, JSON.stringify({ port, workers: 1, wwwroot: 'svrjs' }));
-    srv = await startIn(dir, configFile);
-    url = `http://127.0.0.1:${port}`;
+    url = srv.url;
   });
   after(() => srv && srv.stop());
 

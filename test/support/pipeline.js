@@ -17,8 +17,20 @@
 // plainPortOfHttps: serve what the plain port of an HTTPS site serves (the redirect stage list)
 // instead of the site.
 // Forward-proxy mods: an absolute-form request goes to pipeline.proxyRequest and a CONNECT to
-// pipeline.connect when a mod takes them, as process/worker.js routes them. Without such a mod a
-// CONNECT is left to Node here (the connection closes): the worker's bare 501 needs startServer.
+// pipeline.connect when a mod takes them, as process/worker.js routes them (not with asWorker).
+// Without such a mod a CONNECT is left to Node here (the connection closes): the worker's bare 501
+// needs startServer.
+// asWorker: listen as a worker does instead: lib/net/listeners.js createListeners builds the servers
+// from the config (the plain one, or the plain port's HTTPS redirect; the HTTPS or HTTP/2 one with
+// its TLS context, SNI, HSTS and HTTP/2 settings; PROXY protocol; the connection limit; silent
+// connections; pipelining), each bound to 127.0.0.1 on a free port unless the config names one.
+// site.url is the plain listener (when there is one), site.sport and site.httpsUrl the secure one.
+// What lib/log writes while such a site runs (net/'s own lines, and the certificate check of the
+// config reading) goes to site.stderr() as well, as "<time> LEVEL primary: message" lines, instead
+// of the test's stderr: lib/log is one per process, so every asWorker site running sees them.
+// Not there: what process/worker.js adds around the pipeline (the health and metrics paths,
+// absolute-form requests to proxy mods, CONNECT, draining, socket bookkeeping); keep such tests on
+// startServer.
 // The config goes through the same reading as a real start (process/primary.js readConfig: the
 // mods' configValidators, the schema and its defaults, paths, the certificate; loadConfig alone
 // when there are no mods and no HTTPS); a config a real start refuses rejects with its messages. Stage code that throws outside a request (a timer in a script)
@@ -32,7 +44,7 @@ const { readConfig } = require('../../lib/process/primary');
 const { loadConfig } = require('../../lib/config/load');
 const { createPipeline } = require('../../lib/pipeline');
 const { createAccessLog } = require('../../lib/access-log');
-const { serverOptions, applyTimeouts } = require('../../lib/net/listeners');
+const { serverOptions, applyTimeouts, createListeners } = require('../../lib/net/listeners');
 
 function collectingLog(watcher) {
   const add = (level) => (message) => watcher.add(`${level} ${message}`);
@@ -81,7 +93,46 @@ function isAbsoluteForm(target) {
   return target !== '*' && !target.startsWith('/');
 }
 
-async function startPipeline({ config = {}, files = {}, mods = null, disableMods = false, env = {}, plainPortOfHttps = false } = {}) {
+// lib/log's lines (its format: "<ISO time> LEVEL role: message") go to the stderr watchers of the
+// asWorker sites running, while there are any; other stderr writes pass through.
+const LOG_LINE = /^\d{4}-\d\d-\d\dT\S+ (info|warn|error) /;
+const logWatchers = new Set();
+let stderrWrite = null;
+
+function captureLog(watcher) {
+  if (logWatchers.size === 0) {
+    stderrWrite = process.stderr.write;
+    process.stderr.write = function write(chunk, ...rest) {
+      const text = String(chunk);
+      if (!LOG_LINE.test(text)) return stderrWrite.call(process.stderr, chunk, ...rest);
+      for (const line of text.split('\n')) if (line !== '') for (const w of logWatchers) w.add(line);
+      const callback = rest.find((arg) => typeof arg === 'function');
+      if (callback) process.nextTick(callback);
+      return true;
+    };
+  }
+  logWatchers.add(watcher);
+  return () => {
+    logWatchers.delete(watcher);
+    if (logWatchers.size === 0 && stderrWrite) {
+      process.stderr.write = stderrWrite;
+      stderrWrite = null;
+    }
+  };
+}
+
+// The worker's listeners for the config (asWorker). Binds each; the config gets the ports bound.
+// raw: the config as the test gave it (without a port, a free one).
+async function listenAsWorker(complete, raw, handlers) {
+  const listeners = createListeners(complete, handlers);
+  for (const listener of listeners) {
+    const key = listener.scheme === 'https' ? 'sport' : 'port';
+    complete[key] = await listen(listener.server, raw[key] ?? 0);
+  }
+  return listeners.map(({ server }) => server);
+}
+
+async function startPipeline({ config = {}, files = {}, mods = null, disableMods = false, env = {}, plainPortOfHttps = false, asWorker = false } = {}) {
   const dir = makeTempDir('svr-pipeline-');
   const root = path.join(dir, 'web');
   fs.mkdirSync(root);
@@ -92,54 +143,63 @@ async function startPipeline({ config = {}, files = {}, mods = null, disableMods
   }
   const stdout = new LineWatcher();
   const stderr = new LineWatcher();
-  let server;
+  const servers = [];
+  // Every accepted socket, so that stop() also ends those a CONNECT or an upgrade took from the
+  // HTTP parser (closeAllConnections does not see them, and close() would wait for them).
+  const sockets = new Set();
+  const releaseLog = asWorker ? captureLog(stderr) : () => {};
+  const stop = () => new Promise((resolve) => {
+    releaseLog();
+    for (const socket of sockets) socket.destroy();
+    let open = servers.length;
+    const closed = () => {
+      if (--open > 0) return;
+      fs.rmSync(dir, { recursive: true, force: true });
+      resolve();
+    };
+    if (open === 0) { open = 1; closed(); }
+    for (const server of servers) server.close(closed);
+  });
   try {
     const raw = { wwwroot: 'web', workers: 1, ...config };
     const { config: complete, configFile } = completeConfig(dir, raw, { disableMods });
-    server = http.createServer(serverOptions(complete));
-    applyTimeouts(server, complete);
-    // The port is known once listening; the config names it, as a started server's does.
-    const port = await listen(server, config.port ?? 0);
-    complete.port = port;
-    fs.writeFileSync(configFile, JSON.stringify({ ...raw, port }, null, 2));
+    // The ports are known once listening; the config names them, as a started server's does.
+    // The pipeline is built after (the HTTPS redirect names sport); handlers reach it through `site`.
+    let site = null;
+    const answer = (handle) => (req, res) => {
+      if (site.logRequest) site.logRequest(req, res);
+      if (handle === 'handle' && !asWorker && site.pipeline.proxyRequest && isAbsoluteForm(req.url)) return site.pipeline.proxyRequest(req, res);
+      return site.pipeline[handle](req, res);
+    };
+    if (asWorker) {
+      servers.push(...await listenAsWorker(complete, config, { site: answer('handle'), httpsRedirect: answer('httpsRedirect') }));
+    } else {
+      const server = http.createServer(serverOptions(complete));
+      applyTimeouts(server, complete);
+      servers.push(server);
+      complete.port = await listen(server, config.port ?? 0);
+      // What a worker's onRequest does for a plain HTTP listener, minus the socket bookkeeping.
+      server.on('request', answer(plainPortOfHttps ? 'httpsRedirect' : 'handle'));
+    }
+    for (const server of servers) server.on('connection', (socket) => { sockets.add(socket); socket.once('close', () => sockets.delete(socket)); });
+    const { port, sport } = complete;
+    fs.writeFileSync(configFile, JSON.stringify({ ...raw, port, ...(asWorker && complete.secure ? { sport } : {}) }, null, 2));
     const pipeline = withEnv(env, () => createPipeline(complete, { log: collectingLog(stderr), configFile, disableMods }));
-    const logRequest = createAccessLog(complete, { write: (line) => stdout.add(line) });
-    // What a worker's onRequest does for a plain HTTP listener, minus the socket bookkeeping.
-    const handle = plainPortOfHttps ? pipeline.httpsRedirect : pipeline.handle;
-    const proxyRequest = plainPortOfHttps ? null : pipeline.proxyRequest;
-    server.on('request', (req, res) => {
-      if (logRequest) logRequest(req, res);
-      if (proxyRequest && isAbsoluteForm(req.url)) return proxyRequest(req, res);
-      return handle(req, res);
-    });
-    if (pipeline.connect && !plainPortOfHttps) server.on('connect', pipeline.connect);
-    // Every accepted socket, so that stop() also ends those a CONNECT or an upgrade took from the
-    // HTTP parser (closeAllConnections does not see them, and close() would wait for them).
-    const sockets = new Set();
-    server.on('connection', (socket) => {
-      sockets.add(socket);
-      socket.once('close', () => sockets.delete(socket));
-    });
+    site = { pipeline, logRequest: createAccessLog(complete, { write: (line) => stdout.add(line) }) };
+    if (pipeline.connect && !asWorker && !plainPortOfHttps) servers[0].on('connect', pipeline.connect);
     return {
       url: `http://127.0.0.1:${port}`, port, root, dir, configFile, pipeline, config: complete,
+      ...(asWorker && complete.secure ? { sport, httpsUrl: `https://localhost:${sport}` } : {}),
       logs: stderr.lines,
       stdout: () => stdout.lines,
       stderr: () => stderr.lines,
       // since: a line count (e.g. site.stderr().length before the action) to ignore older lines
       waitForLog: (pattern, stream = 'stderr', since = 0, timeoutMs) =>
         (stream === 'stdout' ? stdout : stderr).waitFor(pattern, since, timeoutMs),
-      stop: () => new Promise((resolve) => {
-        server.closeAllConnections();
-        for (const socket of sockets) socket.destroy();
-        server.close(() => {
-          fs.rmSync(dir, { recursive: true, force: true });
-          resolve();
-        });
-      }),
+      stop,
     };
   } catch (error) {
-    if (server) server.close();
-    fs.rmSync(dir, { recursive: true, force: true });
+    await stop();
     throw error;
   }
 }

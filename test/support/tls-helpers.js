@@ -10,6 +10,7 @@ const https = require('node:https');
 const path = require('node:path');
 const tls = require('node:tls');
 const { startServer, getFreePort } = require('./helpers');
+const { startPipeline } = require('./pipeline');
 const { generateSelfSigned, wantedNames } = require('../../lib/net/certificate');
 
 // startServer with secure: true on a free sport; state (the generated certificate) goes to
@@ -26,6 +27,17 @@ async function startTlsServer({ config = {}, files = { 'index.html': 'hello over
   server.stateDir = stateDir ?? path.join(server.dir, 'state');
   server.httpsUrl = `https://localhost:${sport}`;
   return server;
+}
+
+// startTlsServer's in-process twin, for what an HTTPS or HTTP/2 request gets back: the pipeline
+// behind the listeners a worker builds (pipeline.js, asWorker), the state directory seeded the same
+// way. Answers with the same url, port, sport, httpsUrl, stateDir, stdout(), stderr(), stop().
+async function startTlsPipeline({ config = {}, files = { 'index.html': 'hello over tls\n' }, env } = {}) {
+  const full = { secure: true, stateDirectory: 'state', ...config };
+  const seeded = config.stateDirectory || config.cert || config.key ? {} : seededState(full);
+  const site = await startPipeline({ config: full, files: { ...seeded, ...files }, env, asWorker: true });
+  site.stateDir = path.join(site.dir, 'state');
+  return site;
 }
 
 // A self-signed pair for the names svr wants for this config, made once per test process, as
@@ -149,4 +161,4 @@ function replaceFile(file, content) {
   fs.renameSync(tmp, file);
 }
 
-module.exports = { startTlsServer, httpsRequest, h2Connect, h2Request, curl, peerCertificate, writePair, replaceFile };
+module.exports = { startTlsServer, startTlsPipeline, seededState, httpsRequest, h2Connect, h2Request, curl, peerCertificate, writePair, replaceFile };
