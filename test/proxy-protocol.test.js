@@ -10,8 +10,10 @@ const assert = require('node:assert/strict');
 const net = require('node:net');
 const tls = require('node:tls');
 const { once } = require('node:events');
-const { startServer, getFreePort } = require('./helpers');
+const { Duplex } = require('node:stream');
+const { getFreePort } = require('./helpers');
 const { startPipeline } = require('./support/pipeline');
+const { startTlsPipeline } = require('./support/tls-helpers');
 const { parseProxyHeader } = require('../lib/net/proxy-protocol');
 
 const SCRIPT = "if (href === '/who') { res.end(req.socket.remoteAddress + ' ' + req.socket.remotePort); return; }";
@@ -91,27 +93,47 @@ test('PROXY protocol: a peer outside trustedProxies is refused', async (t) => {
   await server.waitForLog(/not in trustedProxies: closed/, 'stderr', since);
 });
 
-test('PROXY protocol on the HTTPS listener (HTTP/2 enabled): the TLS socket carries the client address', async (t) => {
-  // Spawned: in-process the client's PROXY line and ClientHello reach the server in one read, and
-  // the handshake stalls (lib/net/proxy-protocol.js unshifts the ClientHello into the socket's JS
-  // buffer, which the TLS layer, reading the handle, never sees); in another process they arrive
-  // apart, as from most balancers.
-  const sport = await getFreePort();
-  const server = await startServer({
-    config: { secure: true, sport, enableHTTP2: true, stateDirectory: 'state', acceptProxyProtocol: { https: true }, trustedProxies: ['127.0.0.1'] },
-    files: { 'serverSideScript.js': SCRIPT },
-  });
-  t.after(() => server.stop());
+// One HTTP/1.1 request over TLS after a PROXY v1 line. together: the line and the ClientHello in
+// one TCP write (so one read on the server, as a balancer may send them); else the line first.
+async function whoOverTls(sport, { together }) {
+  const line = Buffer.from('PROXY TCP4 192.0.2.44 127.0.0.1 41000 443\r\n');
   const raw = net.connect(sport, '127.0.0.1');
   await once(raw, 'connect');
-  raw.write('PROXY TCP4 192.0.2.44 127.0.0.1 41000 443\r\n');
-  const socket = tls.connect({ socket: raw, rejectUnauthorized: false, servername: 'localhost', ALPNProtocols: ['http/1.1'] });
-  await once(socket, 'secureConnect');
+  let transport = raw;
+  if (together) {
+    let first = true;
+    transport = new Duplex({
+      write(chunk, encoding, callback) {
+        raw.write(first ? Buffer.concat([line, chunk]) : chunk, callback);
+        first = false;
+      },
+      read() {},
+    });
+    raw.on('data', (chunk) => transport.push(chunk));
+    raw.on('end', () => transport.push(null));
+  } else {
+    raw.write(line);
+  }
+  const socket = tls.connect({ socket: transport, rejectUnauthorized: false, servername: 'localhost', ALPNProtocols: ['http/1.1'] });
+  const failed = new Promise((resolve, reject) => socket.once('error', reject));
+  await Promise.race([once(socket, 'secureConnect'), failed]);
   const chunks = [];
   socket.on('data', (c) => chunks.push(c));
   socket.write(GET_WHO);
-  await once(socket, 'end');
-  assert.match(Buffer.concat(chunks).toString(), /\r\n\r\n192\.0\.2\.44 41000$/);
+  await Promise.race([once(socket, 'end'), failed]);
+  return Buffer.concat(chunks).toString();
+}
+
+test('PROXY protocol on the HTTPS listener (HTTP/2 enabled): the TLS socket carries the client address', async (t) => {
+  const server = await startTlsPipeline({
+    config: { enableHTTP2: true, acceptProxyProtocol: { https: true }, trustedProxies: ['127.0.0.1'] },
+    files: { 'serverSideScript.js': SCRIPT },
+  });
+  t.after(() => server.stop());
+  assert.match(await whoOverTls(server.sport, { together: false }), /\r\n\r\n192\.0\.2\.44 41000$/);
+  // The ClientHello in the same read as the header: the handshake used to stall (the bytes after
+  // the header were flushed from the socket's buffer before the TLS layer took them).
+  assert.match(await whoOverTls(server.sport, { together: true }), /\r\n\r\n192\.0\.2\.44 41000$/);
   // Plain HTTP stays without PROXY protocol.
   assert.match(await exchange(server.port, GET_WHO), /^HTTP\/1\.1 30[18] /);
 });

@@ -23,6 +23,9 @@ const V1_MAX_LENGTH = 107; // the spec's longest line, CRLF included
 const V2_MAX_LENGTH = 16 + 4096; // the fixed part + addresses and TLVs; HAProxy sends far less
 
 function requireProxyProtocol(server, { isTrusted, timeoutMs, log }) {
+  // https and the HTTP/2 secure server too. (node:tls is loaded here, not at the top: a worker
+  // without HTTPS does not load it.)
+  const secure = server instanceof require('node:tls').Server;
   const handOff = server.listeners('connection');
   server.removeAllListeners('connection');
   server.on('connection', (socket) => {
@@ -40,7 +43,11 @@ function requireProxyProtocol(server, { isTrusted, timeoutMs, log }) {
       }
       if (client) setPeer(socket, client);
       for (const listener of handOff) listener.call(server, socket);
-      socket.resume();
+      // A plain HTTP server reads the socket as a stream: let it flow again. A TLS server's socket
+      // reads the handle itself and takes the bytes that came after the header (the ClientHello,
+      // when the balancer sent both at once) from the socket's buffer when it starts, on a later
+      // tick: resuming here would flush them to no one first, and the handshake would never end.
+      if (!secure) socket.resume();
     });
   });
   // A TLS socket asks its own handle for the peer: give it the client too.
