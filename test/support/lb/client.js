@@ -3,9 +3,10 @@
 //   node client.js basic URL REQUESTS WS_SESSIONS
 //     REQUESTS GETs of URL/app/whoami (4 at a time) and WS_SESSIONS WebSocket echo sessions on
 //     URL/app/ws; prints one JSON line: { ok, failed, xff: [distinct X-Forwarded-For], ws }
-//   node client.js load URL CONCURRENCY MAX_REQUESTS MAX_MS
+//   node client.js load URL CONCURRENCY MAX_REQUESTS MAX_MS [PAUSE_MS]
 //     keeps CONCURRENCY GETs in flight until "stop" arrives on stdin, MAX_REQUESTS were sent or
-//     MAX_MS passed; prints "started", then one JSON line:
+//     MAX_MS passed, each lane waiting PAUSE_MS (default 0) after each answer; prints "started",
+//     then one JSON line:
 //     { sent, ok, failed, failures: [{ atMs, error }] }
 // Every request has a 10 s timeout; every loop is bounded.
 
@@ -55,7 +56,7 @@ async function basic(requests, sessions) {
   console.log(JSON.stringify({ ok, failed, xff: [...xff], ws }));
 }
 
-async function load(concurrency, maxRequests, maxMs) {
+async function load(concurrency, maxRequests, maxMs, pauseMs) {
   const startedAt = Date.now();
   let stop = false;
   process.stdin.on('data', (data) => { if (String(data).includes('stop')) stop = true; });
@@ -71,6 +72,7 @@ async function load(concurrency, maxRequests, maxMs) {
         result.failed++;
         result.failures.push({ atMs: Date.now() - startedAt, error: error.message });
       }
+      if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
     }
   };
   console.log('started');
@@ -81,4 +83,4 @@ async function load(concurrency, maxRequests, maxMs) {
 }
 
 if (mode === 'basic') basic(Number(rest[0]), Number(rest[1]));
-else load(Number(rest[0]), Number(rest[1]), Number(rest[2]));
+else load(Number(rest[0]), Number(rest[1]), Number(rest[2]), Number(rest[3] || 0));
