@@ -17,6 +17,10 @@ Options:
   --version V   the version of the package and of `svr --version` (default: package.json's);
                 e.g. 0.1.0+local1 for a local rebuild that upgrades 0.1.0
   --out DIR     where to write the .deb (default: dist/ in the checkout)
+  --reuse-node-modules
+                take the production dependencies from the checkout's node_modules when it
+                holds every one at its locked version (as install.sh does), instead of npm ci;
+                for local and test builds (no registry, ~1.5 s less CPU). Release builds: without.
   -h, --help    this help
 
 Environment: DEBFULLNAME and DEBEMAIL set the Maintainer field (default: the svr authors
@@ -27,6 +31,7 @@ EOF
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 VERSION=
 OUT=$SRC/dist
+REUSE_MODULES=
 while [ $# -gt 0 ]; do
   case "$1" in
     -h|--help) usage; exit 0 ;;
@@ -34,6 +39,7 @@ while [ $# -gt 0 ]; do
     --version=*) VERSION=${1#--version=} ;;
     --out) [ $# -ge 2 ] || { echo "build-deb.sh: --out needs a directory" >&2; exit 2; }; OUT=$2; shift ;;
     --out=*) OUT=${1#--out=} ;;
+    --reuse-node-modules) REUSE_MODULES=1 ;;
     *) echo "build-deb.sh: unknown option: $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -66,11 +72,19 @@ node -e '
   fs.writeFileSync(file, JSON.stringify(pkg, null, 2) + "\n");' "$WORK/src/package.json" "$VERSION"
 
 ROOT=$WORK/root
-log "staging svr $VERSION with install.sh --destdir (npm ci --omit=dev)"
-# No node_modules in the copy: install.sh runs npm ci --omit=dev into the staged /usr/lib/svr.
+if [ -n "$REUSE_MODULES" ]; then
+  # install.sh copies the production dependencies it finds complete at their locked versions (it
+  # runs npm ci when they are not); the link lets it read the checkout's without copying the rest.
+  [ ! -d "$SRC/node_modules" ] || ln -s "$SRC/node_modules" "$WORK/src/node_modules"
+  WANT='production dependencies (copied from|installed with npm ci)'
+else
+  # No node_modules in the copy: install.sh runs npm ci --omit=dev into the staged /usr/lib/svr.
+  WANT='npm ci --omit=dev'
+fi
+log "staging svr $VERSION with install.sh --destdir"
 "$WORK/src/install.sh" --destdir "$ROOT" --node /usr/bin/node > "$WORK/install.log" 2>&1 ||
   { cat "$WORK/install.log" >&2; die "install.sh --destdir failed"; }
-grep -q 'npm ci --omit=dev' "$WORK/install.log" || die "install.sh did not run npm ci --omit=dev"
+grep -Eq "$WANT" "$WORK/install.log" || die "install.sh did not say '$WANT'; its log: $(cat "$WORK/install.log")"
 
 # The site and the state are made by postinst, not shipped: a package file would be deleted on
 # remove, and the site is the admin's content.
