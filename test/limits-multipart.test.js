@@ -9,7 +9,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { startServer, request } = require('./support/helpers');
+const { startServer, request, waitUntil } = require('./support/helpers');
 
 const SCRIPT = String.raw`
 if (href === '/upload') {
@@ -56,8 +56,7 @@ test('1,000 file parts are all saved, then removed once the response is done', a
   assert.equal(parsed.title, 'many files');
   assert.equal(parsed.files, 1000);
   assert.equal(parsed.onDisk, 1000);
-  const deadline = Date.now() + 5000;
-  while (parsed.paths.some((p) => fs.existsSync(p)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  await waitUntil(() => !parsed.paths.some((p) => fs.existsSync(p)), 5000);
   assert.equal(parsed.paths.filter((p) => fs.existsSync(p)).length, 0, 'temporary files removed');
 });
 
@@ -76,8 +75,7 @@ test('8,000 file parts (the report\'s flood) are refused with 413; static files 
   assert.deepEqual(results.map((r) => r.status), [413, 413, 413, 413]);
   // The parts saved before the refusal are removed too, none left behind (each flood used to
   // leave ~400 empty files). Removal follows the 413, so allow it a moment.
-  const deadline = Date.now() + 5000;
-  while (leftInTemp().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  await waitUntil(() => leftInTemp().length === 0, 5000);
   assert.deepEqual(leftInTemp(), [], 'no upload left in the temporary directory');
   const sorted = [...latencies].sort((a, b) => a - b);
   t.diagnostic(`static probes during 4 floods: ${sorted.length}, p50 ${sorted[Math.floor(sorted.length / 2)]} ms, max ${sorted[sorted.length - 1]} ms`);

@@ -6,7 +6,7 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { startServer, request, readyWorkerPids, isAlive } = require('./support/helpers');
+const { startServer, request, readyWorkerPids, isAlive, waitUntil } = require('./support/helpers');
 
 const SCRIPT = String.raw`
 if (href === '/loop') { while (true) {} }
@@ -98,11 +98,3 @@ test('workerStallTimeout is validated', async () => {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
-
-function waitUntil(check, timeoutMs) {
-  const deadline = Date.now() + timeoutMs;
-  return new Promise((resolve) => {
-    const poll = () => (check() || Date.now() > deadline ? resolve() : setTimeout(poll, 50));
-    poll();
-  });
-}

@@ -11,7 +11,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const http = require('node:http');
-const { startServer, request, readyWorkerPids, isAlive } = require('./support/helpers');
+const { startServer, request, readyWorkerPids, isAlive, waitUntil } = require('./support/helpers');
 const { startPipeline } = require('./support/pipeline');
 
 const SCRIPT = String.raw`
@@ -127,16 +127,7 @@ test('an uncaught exception in a callback: 500 for its request, a concurrent slo
   for (const until = Date.now() + 5000; after === before && Date.now() < until;) after = await pid(server);
   assert.notEqual(after, before, 'a new worker serves');
   // The old worker exits by itself once its requests are done.
-  const deadline = Date.now() + 10000;
-  const exited = await new Promise((resolve) => {
-    const check = () => {
-      if (!isAlive(before)) resolve(true);
-      else if (Date.now() > deadline) resolve(false);
-      else setTimeout(check, 20);
-    };
-    check();
-  });
-  assert.equal(exited, true, 'the old worker exited');
+  assert.equal(await waitUntil(() => !isAlive(before), 10000), true, 'the old worker exited');
   assert.ok(!server.stderr().some((line) => line.includes(`worker ${before} died`)), 'its exit is not taken for a second crash');
   assert.equal(readyWorkerPids(server).filter(isAlive).length, 1);
 });

@@ -8,7 +8,7 @@ const fs = require('node:fs');
 const http = require('node:http');
 const net = require('node:net');
 const path = require('node:path');
-const { startServer, request, readyWorkerPids, isAlive, runSvr, makeTempDir, getFreePort } = require('./support/helpers');
+const { startServer, request, readyWorkerPids, isAlive, runSvr, makeTempDir, getFreePort, waitUntil } = require('./support/helpers');
 
 test('--workers 3 starts three workers', async () => {
   const server = await startServer({ files: { 'index.html': 'x' }, args: ['--workers', '3'] });
@@ -101,7 +101,7 @@ test('rolling reloads under load fail no request, and the new config is visible'
       await server.waitForLog(/reload complete/, 'stderr', since);
     }
     const before = load.stats.ok;
-    await waitUntil(() => load.stats.ok > before + 100);
+    assert.ok(await waitUntil(() => load.stats.ok > before + 100), 'the load reached the count in time');
     const stats = await load.stop();
     assert.deepEqual(stats.failed, [], 'no request failed');
     assert.ok(stats.ok > 200, `the load client made requests (${stats.ok})`);
@@ -180,10 +180,3 @@ test('a port already in use: exit non-zero with one message naming the port, no 
   }
 });
 
-async function waitUntil(predicate, timeoutMs = 10000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10)); // polling a counter, not synchronising
-  }
-}

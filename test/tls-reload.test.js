@@ -8,7 +8,7 @@ const fs = require('node:fs');
 const http2 = require('node:http2');
 const https = require('node:https');
 const path = require('node:path');
-const { makeTempDir } = require('./support/helpers');
+const { makeTempDir, waitUntil } = require('./support/helpers');
 const { startTlsServer, httpsRequest, h2Request, h2Connect, peerCertificate, writePair, replaceFile } = require('./support/tls-helpers');
 
 // Lanes of requests until stop(): `keepalive` share an agent, `fresh` open a new TLS
@@ -87,13 +87,6 @@ function load(server, { keepalive = 6, fresh = 3, h2 = 3 } = {}) {
   };
 }
 
-async function waitUntil(predicate, timeoutMs = 15000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10)); // polling a counter, not synchronising
-  }
-}
 
 test('renewed certificate files + SIGHUP under load: the new certificate is served and no request fails', async (t) => {
   const certs = makeTempDir('svr-certs-');
@@ -109,7 +102,7 @@ test('renewed certificate files + SIGHUP under load: the new certificate is serv
   });
   const traffic = load(server);
   try {
-    await waitUntil(() => traffic.stats.ok > 200);
+    assert.ok(await waitUntil(() => traffic.stats.ok > 200, 15000), 'the load reached the count in time');
     assert.equal((await peerCertificate(server.sport, 'localhost')).fingerprint256, first.fingerprint256);
 
     // a renewal: key, then certificate, each replaced atomically
@@ -121,9 +114,9 @@ test('renewed certificate files + SIGHUP under load: the new certificate is serv
     assert.equal((await peerCertificate(server.sport, 'localhost')).fingerprint256, second.fingerprint256);
     let before = traffic.stats.ok;
     // while the workers roll, old and new ones both accept; once it is done, only new ones
-    await waitUntil(() => traffic.stats.ok > before + 200 && traffic.stats.fingerprints.includes(second.fingerprint256));
+    assert.ok(await waitUntil(() => traffic.stats.ok > before + 200 && traffic.stats.fingerprints.includes(second.fingerprint256), 15000), 'fresh connections got the new certificate in time');
     const seen = traffic.stats.fingerprints.length;
-    await waitUntil(() => traffic.stats.fingerprints.length > seen + 30);
+    assert.ok(await waitUntil(() => traffic.stats.fingerprints.length > seen + 30, 15000), 'the load reached the count in time');
     assert.deepEqual([...new Set(traffic.stats.fingerprints.slice(seen))], [second.fingerprint256], 'after the reload, new connections get the new certificate');
 
     // a broken renewal (key of another certificate) is refused; the workers keep serving
@@ -134,7 +127,7 @@ test('renewed certificate files + SIGHUP under load: the new certificate is serv
     const reason = await server.waitForLog(/key: .* does not match the certificate/, 'stderr', since);
     assert.ok(reason.includes(live.key), reason);
     before = traffic.stats.ok;
-    await waitUntil(() => traffic.stats.ok > before + 100);
+    assert.ok(await waitUntil(() => traffic.stats.ok > before + 100, 15000), 'the load reached the count in time');
     assert.equal((await peerCertificate(server.sport, 'localhost')).fingerprint256, second.fingerprint256);
   } finally {
     const stats = await traffic.stop();

@@ -244,6 +244,18 @@ function unprivilegedUser() {
   return { user: { uid: Number(uid), gid: Number(gid) } };
 }
 
+// Polls check() until it holds (for what sends no event: a counter, a process's exit), at most
+// timeoutMs. Resolves true when it held, false when the time ran out: the caller asserts, with
+// its own message.
+async function waitUntil(check, timeoutMs = 10000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return true;
+}
+
 function isAlive(pid) {
   try {
     process.kill(pid, 0);
@@ -253,4 +265,4 @@ function isAlive(pid) {
   }
 }
 
-module.exports = { SVR, LineWatcher, ensureDebianPackage, getFreePort, makeTempDir, writeFiles, spawnSvr, runSvr, startServer, request, readyWorkerPids, isAlive, unprivilegedUser };
+module.exports = { SVR, LineWatcher, ensureDebianPackage, getFreePort, makeTempDir, writeFiles, spawnSvr, runSvr, startServer, request, readyWorkerPids, isAlive, waitUntil, unprivilegedUser };
