@@ -31,9 +31,11 @@ tools() {
   command -v apt-get >/dev/null 2>&1 || die "need$missing and there is no apt-get to install them"
   log "installing$missing"
   export DEBIAN_FRONTEND=noninteractive
+  # The lock timeout: test files that run beside this one may be installing packages too.
   # shellcheck disable=SC2086
-  apt-get install -y -q --no-install-recommends $missing >&2 ||
-    { apt-get update -q >&2 || true; apt-get install -y -q --no-install-recommends $missing >&2; } ||
+  apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends $missing >&2 ||
+    { apt-get -o DPkg::Lock::Timeout=300 update -q >&2 || true
+      apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends $missing >&2; } ||
     die "apt-get could not install$missing"
 }
 

@@ -10,6 +10,7 @@ const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { ensureDebianPackage } = require('./support/helpers');
 
 const ROOT = path.resolve(__dirname, '..');
 const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
@@ -20,7 +21,6 @@ function run(cmd, args, opts = {}) {
   return { code: r.status, stdout: r.stdout || '', stderr: r.stderr || '', error: r.error };
 }
 const has = (cmd) => run('sh', ['-c', `command -v ${cmd}`]).code === 0;
-const isRoot = process.getuid?.() === 0;
 
 // `svr/0.1.0 (Linux; Node.js/v20.19.2)` -> 0.1.0
 const reported = (out) => (/^svr\/(\S+) /.exec(out.trim()) || [])[1];
@@ -132,19 +132,9 @@ test('build-deb.sh refuses a version dpkg would read as having a Debian revision
 });
 
 // lintian is large; installed when running as root, else the test skips without it.
-function lintianReady() {
-  if (has('lintian')) return true;
-  if (!isRoot || !has('apt-get')) return false;
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const install = () => run('apt-get', ['-o', 'DPkg::Lock::Timeout=300', 'install', '-y', '-q', '--no-install-recommends', 'lintian'], { env, timeout: 600000 });
-  if (install().code !== 0) {
-    run('apt-get', ['update', '-q'], { env, timeout: 600000 });
-    install();
-  }
-  return has('lintian');
-}
+const lintian = skipDeb ? { skip: skipDeb } : ensureDebianPackage('lintian');
 
-test('lintian reports no errors', { skip: skipDeb || (!lintianReady() && 'needs lintian (apt-get install lintian, or run as root)') }, (t) => {
+test('lintian reports no errors', { skip: lintian.skip ?? false }, (t) => {
   const r = run('lintian', ['--no-tag-display-limit', deb]);
   const tags = r.stdout.split('\n').filter((l) => /^[EW]: /.test(l));
   for (const tag of tags) t.diagnostic(tag);

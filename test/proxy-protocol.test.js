@@ -172,17 +172,12 @@ test('parseProxyHeader: partial, v2 IPv6, oversized and malformed headers', () =
 // nginx's stream module with `proxy_protocol on` in front of svr (the docs' nginx example).
 const STREAM_MODULE = '/usr/lib/nginx/modules/ngx_stream_module.so';
 function ensureNginxStream() {
-  const { ensureDebianPackage } = require('./helpers');
+  const { ensureDebianPackage, aptInstall } = require('./helpers');
   const nginx = ensureDebianPackage('nginx');
   if (nginx.skip) return nginx;
   if (!require('node:fs').existsSync(STREAM_MODULE)) {
     if (process.getuid() !== 0) return { skip: 'nginx stream module missing and installing libnginx-mod-stream needs root' };
-    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-    const install = () => require('node:child_process').spawnSync('apt-get', ['install', '-y', '--no-install-recommends', 'libnginx-mod-stream'], { env, timeout: 600000 });
-    if (install().status !== 0) {
-      require('node:child_process').spawnSync('apt-get', ['update'], { env, timeout: 300000 });
-      install();
-    }
+    aptInstall('libnginx-mod-stream');
     if (!require('node:fs').existsSync(STREAM_MODULE)) return { skip: 'apt-get install libnginx-mod-stream failed' };
   }
   return nginx;

@@ -217,16 +217,26 @@ function ensureDebianPackage(command, pkg = command) {
   if (found) return { path: found };
   if (process.getuid() !== 0) return { skip: `${command} is not installed and installing ${pkg} needs root` };
   if (!commandPath('apt-get')) return { skip: `${command} is not installed and there is no apt-get to install ${pkg}` };
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const install = () => spawnSync('apt-get', ['install', '-y', '--no-install-recommends', pkg], { encoding: 'utf8', env, timeout: 600000 });
-  let result = install();
-  if (result.status !== 0) { // a fresh machine's package lists may be missing or stale
-    spawnSync('apt-get', ['update'], { env, timeout: 300000 });
-    result = install();
-  }
+  const result = aptInstall(pkg);
   const installed = commandPath(command);
   if (!installed) return { skip: `apt-get install ${pkg} failed: ${(result.stderr || '').trim().split('\n').pop()}` };
   return { path: installed };
+}
+
+// apt-get install of one package, as root. Test files run side by side and several install
+// packages on a fresh machine: each waits up to 5 minutes for the dpkg lock another holds
+// (without it, one install failed at once and its test was skipped). Stale or missing package
+// lists are updated once. Returns spawnSync's result.
+function aptInstall(pkg) {
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const lock = ['-o', 'DPkg::Lock::Timeout=300'];
+  const install = () => spawnSync('apt-get', [...lock, 'install', '-y', '-q', '--no-install-recommends', pkg], { encoding: 'utf8', env, timeout: 600000 });
+  let result = install();
+  if (result.status !== 0) {
+    spawnSync('apt-get', [...lock, 'update', '-q'], { env, timeout: 300000 });
+    result = install();
+  }
+  return result;
 }
 
 function commandPath(command) {
@@ -265,4 +275,4 @@ function isAlive(pid) {
   }
 }
 
-module.exports = { SVR, LineWatcher, ensureDebianPackage, getFreePort, makeTempDir, writeFiles, spawnSvr, runSvr, startServer, request, readyWorkerPids, isAlive, waitUntil, unprivilegedUser };
+module.exports = { SVR, LineWatcher, ensureDebianPackage, getFreePort, makeTempDir, writeFiles, spawnSvr, runSvr, startServer, request, readyWorkerPids, isAlive, waitUntil, unprivilegedUser, aptInstall };
