@@ -62,7 +62,10 @@ before(() => {
   out = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-deb-'));
   // xz at level 1 instead of dpkg-deb's 6 (~2 s less CPU): the same files and control data, which
   // are what these tests and lintian read; the compression level is dpkg-deb's own business.
-  const r = run(path.join(ROOT, 'scripts/build-deb.sh'), ['--out', out], { env: { ...process.env, DPKG_DEB_COMPRESSOR_LEVEL: '1' } });
+  // npm ci may reach the registry: the CA certificates scripts/test.js kept from the other tests.
+  const env = { ...process.env, DPKG_DEB_COMPRESSOR_LEVEL: '1' };
+  if (env.SVR_TEST_NODE_EXTRA_CA_CERTS) env.NODE_EXTRA_CA_CERTS = env.SVR_TEST_NODE_EXTRA_CA_CERTS;
+  const r = run(path.join(ROOT, 'scripts/build-deb.sh'), ['--out', out], { env });
   assert.equal(r.code, 0, `scripts/build-deb.sh failed:\n${r.stderr}`);
   deb = r.stdout.trim();
   extracted = path.join(out, 'x');

@@ -1,0 +1,44 @@
+'use strict';
+// scripts/test.js (npm test): what it gives the test files it runs. Node's start-up without the
+// CA bundle of NODE_EXTRA_CA_CERTS, scratch files on tmpfs when the machine has one.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+
+const ROOT = path.join(__dirname, '..');
+const PROBE = path.join(__dirname, 'fixtures/runner/environment-probe.js');
+const TMPFS_MAGIC = 0x01021994;
+const devShmIsTmpfs = (() => { try { return fs.statfsSync('/dev/shm').type === TMPFS_MAGIC; } catch { return false; } })();
+
+// The environment the probe file saw when scripts/test.js ran it with `env`.
+function probe(env) {
+  // Without NODE_TEST_CONTEXT, which tells a process that it is a test file of an outer runner.
+  const { NODE_TEST_CONTEXT, ...outer } = process.env;
+  const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts/test.js'), PROBE], {
+    encoding: 'utf8', env: { ...outer, ...env }, timeout: 60000,
+  });
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  const line = /PROBE (\{.*\})/.exec(r.stdout);
+  assert.ok(line, r.stdout);
+  return JSON.parse(line[1]);
+}
+
+test('NODE_EXTRA_CA_CERTS is taken from the test files and kept aside as SVR_TEST_NODE_EXTRA_CA_CERTS', () => {
+  const seen = probe({ NODE_EXTRA_CA_CERTS: '/etc/ssl/certs/ca-certificates.crt' });
+  assert.equal(seen.extraCaCerts, null);
+  assert.equal(seen.keptCaCerts, '/etc/ssl/certs/ca-certificates.crt');
+});
+
+test('scratch files go to /dev/shm/svr-test when the temporary directory is on disk', { skip: !devShmIsTmpfs && 'no tmpfs at /dev/shm' }, () => {
+  const seen = probe({ TMPDIR: ROOT, SVR_TEST_TMPDIR: '' });
+  assert.equal(seen.tmpdir, '/dev/shm/svr-test');
+  assert.equal(seen.tmpdirType, TMPFS_MAGIC);
+  assert.equal(fs.statSync('/dev/shm/svr-test').mode & 0o1777, 0o1777, 'writable by every user, sticky, like /tmp');
+});
+
+test('SVR_TEST_TMPDIR chooses the scratch directory', () => {
+  const seen = probe({ SVR_TEST_TMPDIR: ROOT });
+  assert.equal(seen.tmpdir, ROOT);
+});
