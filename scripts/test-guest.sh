@@ -3,15 +3,13 @@
 # systemd, Debian's Node.js (nodejs 20.x in trixie) and logrotate, booted with systemd-nspawn.
 #
 #   scripts/test-guest.sh tools        install systemd-container and debootstrap when missing
-#   scripts/test-guest.sh root DIR     fill the empty directory DIR with the guest root
+#   scripts/test-guest.sh cached       print the directory of the cached guest root (built when missing)
 #
 # The root is built once with debootstrap (about a minute, ~280 MB) and cached as a tarball in
-# $SVR_TEST_CACHE (default /var/cache/svr-test), and beside it unpacked once; later runs fill DIR
-# with hard links to the unpacked files (half a second, where unpacking took 5-8 s and 4-5 s of
-# CPU). The guest boots with --volatile=overlay, so it never writes to these files: every change
-# goes to a tmpfs above them. On another file system than the cache, DIR gets the tarball unpacked.
-# Delete the cache directory to rebuild. $SVR_TEST_MIRROR overrides the Debian mirror (default: the
-# one apt uses on this machine).
+# $SVR_TEST_CACHE (default /var/cache/svr-test), and beside it unpacked once (5-8 s). Guests boot from
+# that directory with --volatile=overlay, so they never write to it: every change goes to a tmpfs
+# above it, and several guests can boot from it at once. Delete the cache directory to rebuild.
+# $SVR_TEST_MIRROR overrides the Debian mirror (default: the one apt uses on this machine).
 set -eu
 
 CACHE=${SVR_TEST_CACHE:-/var/cache/svr-test}
@@ -67,45 +65,38 @@ build() { # build DIR: debootstrap into DIR and prepare it for booting
   echo svr-guest > "$dir/etc/hostname"
 }
 
-root() {
-  dir=$1
-  [ -d "$dir" ] || die "no such directory: $dir"
-  [ -z "$(ls -A "$dir")" ] || die "not empty: $dir"
+cached() {
   tools
   tarball=$(cache_file)
+  unpacked=${tarball%.tar.gz}.root
   if [ ! -s "$tarball" ]; then
     mkdir -p "$CACHE"
-    build "$dir"
+    tmp="$unpacked.tmp.$$"
+    trap 'rm -rf "$tmp" "$tarball.tmp.$$"' EXIT
+    mkdir "$tmp"
+    build "$tmp"
     log "caching the root as $tarball"
-    tmp="$tarball.tmp.$$"
-    trap 'rm -f "$tmp"' EXIT
-    tar -C "$dir" --numeric-owner --xattrs -I "gzip -1" -cf "$tmp" .
-    mv "$tmp" "$tarball"
+    tar -C "$tmp" --numeric-owner --xattrs -I "gzip -1" -cf "$tarball.tmp.$$" .
+    mv "$tarball.tmp.$$" "$tarball"
+    # Another run may have built it meanwhile: keep theirs.
+    mv -T "$tmp" "$unpacked" 2>/dev/null || rm -rf "$tmp"
     trap - EXIT
-    return 0
-  fi
-  unpacked=${tarball%.tar.gz}.root
-  if [ ! -d "$unpacked" ]; then
+  elif [ ! -d "$unpacked" ]; then
     log "unpacking cached root $tarball into $unpacked (once)"
     tmp="$unpacked.tmp.$$"
     trap 'rm -rf "$tmp"' EXIT
     mkdir "$tmp"
     tar -C "$tmp" --numeric-owner --xattrs -xzf "$tarball"
-    # Another run may have unpacked it meanwhile: keep theirs.
     mv -T "$tmp" "$unpacked" 2>/dev/null || rm -rf "$tmp"
     trap - EXIT
-  fi
-  if cp -a --link "$unpacked/." "$dir" 2>/dev/null; then
-    log "linked cached root $unpacked"
   else
-    log "unpacking cached root $tarball (hard links to $unpacked failed)"
-    find "$dir" -mindepth 1 -delete
-    tar -C "$dir" --numeric-owner --xattrs -xzf "$tarball"
+    log "cached root $unpacked"
   fi
+  echo "$unpacked"
 }
 
 case "${1:-}" in
   tools) tools ;;
-  root) [ $# -eq 2 ] || die "usage: $0 root DIR"; root "$2" ;;
-  *) echo "usage: $0 tools | root DIR" >&2; exit 2 ;;
+  cached) cached ;;
+  *) echo "usage: $0 tools | cached" >&2; exit 2 ;;
 esac

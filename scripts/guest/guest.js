@@ -70,27 +70,25 @@ class Guest {
   constructor({ binds = [] } = {}) {
     this.binds = binds;
     this.name = `svr-test-${process.pid}`;
-    // ~400 MB unpacked: /var/tmp is on disk where /tmp may be a small tmpfs.
-    const tmp = fs.existsSync('/var/tmp') ? '/var/tmp' : os.tmpdir();
-    this.work = fs.mkdtempSync(path.join(tmp, 'svr-guest-'));
-    this.root = path.join(this.work, 'root');
+    this.work = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-guest-'));
+    this.root = null;
     this.consoleLog = path.join(this.work, 'console.log');
     this.nspawn = null;
     this.pid1 = null;
     this.timings = {};
   }
 
-  // Unpack (or debootstrap and cache) the root; returns how long it took in ms.
+  // The cached root (built by debootstrap on the first run); returns how long it took in ms. The
+  // guest boots from it directly: --volatile=overlay keeps its writes in a tmpfs.
   prepare() {
     const t0 = Date.now();
-    removeStaleRoots(path.dirname(this.work));
-    fs.mkdirSync(this.root);
-    const r = spawnSync(path.join(CHECKOUT, 'scripts/test-guest.sh'), ['root', this.root], {
+    const r = spawnSync(path.join(CHECKOUT, 'scripts/test-guest.sh'), ['cached'], {
       stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', timeout: 20 * 60 * 1000,
     });
     if (r.status !== 0) {
-      throw new Error(`scripts/test-guest.sh root failed (${r.status ?? r.signal}):\n${(r.stderr || '').slice(-3000)}`);
+      throw new Error(`scripts/test-guest.sh cached failed (${r.status ?? r.signal}):\n${(r.stderr || '').slice(-3000)}`);
     }
+    this.root = r.stdout.trim();
     this.setupLog = r.stderr;
     this.timings.prepare = Date.now() - t0;
     return this.timings.prepare;
@@ -160,8 +158,8 @@ class Guest {
     return child;
   }
 
-  // Power the guest off and keep its root. The overlay (--volatile=overlay) took every change, so
-  // boot() starts again from the pristine root, as a fresh machine.
+  // Power the guest off. The overlay (--volatile=overlay) took every change, so boot() starts again
+  // from the pristine root, as a fresh machine.
   async stop() {
     if (this.nspawn && this.nspawn.exitCode === null && this.nspawn.signalCode === null) {
       if (this.pid1) await this.exec('systemctl poweroff', { timeout: 10000 }).catch(() => {});
@@ -180,19 +178,6 @@ class Guest {
   async shutdown() {
     await this.stop();
     fs.rmSync(this.work, { recursive: true, force: true });
-  }
-}
-
-// Roots left by runs that were killed before they could clean up (~400 MB each). A live run is
-// never this old: the test's own time limit is 30 minutes.
-function removeStaleRoots(dir) {
-  const cutoff = Date.now() - 3 * 60 * 60 * 1000;
-  for (const name of fs.readdirSync(dir)) {
-    if (!name.startsWith('svr-guest-')) continue;
-    const full = path.join(dir, name);
-    try {
-      if (fs.statSync(full).mtimeMs < cutoff) fs.rmSync(full, { recursive: true, force: true });
-    } catch {}
   }
 }
 
