@@ -15,8 +15,7 @@ const net = require('node:net');
 const forge = require('node-forge');
 const { request, runSvr, makeTempDir, getFreePort } = require('./support/helpers');
 const { startPipeline } = require('./support/pipeline');
-const { startTlsServer, startTlsPipeline, httpsRequest, h2Request, curl, peerCertificate, writePair, seededState } = require('./support/tls-helpers');
-const { generateSelfSigned } = require('../lib/net/certificate');
+const { startTlsServer, startTlsPipeline, httpsRequest, h2Request, curl, peerCertificate, writePair, fixturePair, seededState } = require('./support/tls-helpers');
 
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -98,7 +97,7 @@ test('a second start reuses the generated certificate', async () => {
 
 test('a generated certificate that expires within 30 days is replaced at start', async () => {
   const stateDir = makeTempDir('svr-state-');
-  const soon = generateSelfSigned({ config: {}, days: 20 });
+  const soon = fixturePair({ config: {}, days: 20 });
   const files = stateFiles(stateDir);
   fs.writeFileSync(files.cert, soon.certPem);
   fs.writeFileSync(files.key, soon.keyPem, { mode: 0o600 });

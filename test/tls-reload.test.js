@@ -9,7 +9,7 @@ const http2 = require('node:http2');
 const https = require('node:https');
 const path = require('node:path');
 const { makeTempDir, waitUntil } = require('./support/helpers');
-const { startTlsServer, httpsRequest, h2Request, h2Connect, peerCertificate, writePair, replaceFile } = require('./support/tls-helpers');
+const { startTlsServer, httpsRequest, h2Request, h2Connect, peerCertificate, writePair, fixturePair, replaceFile } = require('./support/tls-helpers');
 
 // Lanes of requests until stop(): `keepalive` share an agent, `fresh` open a new TLS
 // connection per request (so they see the certificate of the moment), `h2` share an HTTP/2
@@ -147,8 +147,7 @@ test('a generated certificate close to expiry is renewed by SIGHUP', async () =>
   try {
     const before = await peerCertificate(server.sport, 'localhost');
     // make the generated certificate look like it expires in 3 days
-    const { generateSelfSigned } = require('../lib/net/certificate');
-    const soon = generateSelfSigned({ config: {}, days: 3 });
+    const soon = fixturePair({ config: {}, days: 3 });
     replaceFile(path.join(server.stateDir, 'selfsigned-key.pem'), soon.keyPem);
     replaceFile(path.join(server.stateDir, 'selfsigned-cert.pem'), soon.certPem);
     const since = server.stderr().length;
@@ -198,8 +197,7 @@ test('--single-threaded: SIGHUP serves renewed certificate files (SNI ones too) 
 
 test('a running server renews its generated certificate before it expires, without a SIGHUP', async () => {
   const state = makeTempDir('svr-state-');
-  const { generateSelfSigned } = require('../lib/net/certificate');
-  const soon = generateSelfSigned({ config: {}, days: 60 }); // fine at start: 60 days left
+  const soon = fixturePair({ config: {}, days: 60 }); // fine at start: 60 days left
   fs.writeFileSync(path.join(state, 'selfsigned-key.pem'), soon.keyPem, { mode: 0o600 });
   fs.writeFileSync(path.join(state, 'selfsigned-cert.pem'), soon.certPem);
   const server = await startTlsServer({ stateDir: state, config: { workers: 1 }, env: { SVR_CERTIFICATE_CHECK_MS: '100' } });
@@ -208,7 +206,7 @@ test('a running server renews its generated certificate before it expires, witho
     assert.equal(Date.parse(before.validTo), Date.parse(new (require('node:crypto').X509Certificate)(soon.certPem).validTo));
     // 60 days left is not due; 10 days left is
     const since = server.stderr().length;
-    const due = generateSelfSigned({ config: {}, days: 10 });
+    const due = fixturePair({ config: {}, days: 10 });
     replaceFile(path.join(state, 'selfsigned-key.pem'), due.keyPem);
     replaceFile(path.join(state, 'selfsigned-cert.pem'), due.certPem);
     await server.waitForLog(/expires within 30 days .*reloading to make a new one/, 'stderr', since);

@@ -32,21 +32,30 @@ async function startTlsServer({ config = {}, files = { 'index.html': 'hello over
 // startTlsServer's in-process twin, for what an HTTPS or HTTP/2 request gets back: the pipeline
 // behind the listeners a worker builds (pipeline.js, asWorker), the state directory seeded the same
 // way. Answers with the same url, port, sport, httpsUrl, stateDir, stdout(), stderr(), stop().
-async function startTlsPipeline({ config = {}, files = { 'index.html': 'hello over tls\n' }, env } = {}) {
+// keyBits: the seeded key's size (fixturePair's when not given).
+async function startTlsPipeline({ config = {}, files = { 'index.html': 'hello over tls\n' }, env, keyBits } = {}) {
   const full = { secure: true, stateDirectory: 'state', ...config };
-  const seeded = config.stateDirectory || config.cert || config.key ? {} : seededState(full);
+  const seeded = config.stateDirectory || config.cert || config.key ? {} : seededState(full, keyBits);
   const site = await startPipeline({ config: full, files: { ...seeded, ...files }, env, asWorker: true });
   site.stateDir = path.join(site.dir, 'state');
   return site;
 }
 
+// The certificates the tests make for svr to use: 1024-bit RSA keys, ~7 ms of CPU each where a
+// 2048-bit one (what svr itself makes, checked in certificate.test.js) took ~125 ms, for ~45 keys a
+// run. The key's size is not what these tests look at, and Node's TLS accepts it; curl (Debian's
+// OpenSSL, security level 2) does not when it verifies the certificate.
+function fixturePair({ bits, ...opts }) {
+  return generateSelfSigned({ bits: bits || 1024, ...opts });
+}
+
 // A self-signed pair for the names svr wants for this config, made once per test process, as
 // files for startServer (beside the web root, in state/).
 const seededPairs = new Map();
-function seededState(config) {
+function seededState(config, bits) {
   const names = wantedNames(config);
-  const key = JSON.stringify(names);
-  if (!seededPairs.has(key)) seededPairs.set(key, generateSelfSigned({ names }));
+  const key = JSON.stringify([names, bits]);
+  if (!seededPairs.has(key)) seededPairs.set(key, fixturePair({ names, bits }));
   const { certPem, keyPem } = seededPairs.get(key);
   return { '../state/selfsigned-cert.pem': certPem, '../state/selfsigned-key.pem': keyPem };
 }
@@ -146,7 +155,7 @@ function peerCertificate(port, servername, extra = {}) {
 
 // A certificate/key pair on disk for tests: names = ['a.test', '*.w.test', ...].
 function writePair(dir, name, names, opts = {}) {
-  const { certPem, keyPem } = generateSelfSigned({ names: names.map((value) => ({ type: 'dns', value })), ...opts });
+  const { certPem, keyPem } = fixturePair({ names: names.map((value) => ({ type: 'dns', value })), ...opts });
   const cert = path.join(dir, `${name}.crt`);
   const key = path.join(dir, `${name}.key`);
   fs.writeFileSync(cert, certPem);
@@ -161,4 +170,4 @@ function replaceFile(file, content) {
   fs.renameSync(tmp, file);
 }
 
-module.exports = { startTlsServer, startTlsPipeline, seededState, httpsRequest, h2Connect, h2Request, curl, peerCertificate, writePair, replaceFile };
+module.exports = { startTlsServer, startTlsPipeline, seededState, httpsRequest, h2Connect, h2Request, curl, peerCertificate, writePair, fixturePair, replaceFile };
