@@ -67,6 +67,17 @@ function inOrder() {
   return [...first, ...all.filter((file) => !first.includes(file))];
 }
 
+// What runs that were killed left there (it is memory): a run takes minutes, not hours.
+function removeStale(dir) {
+  const cutoff = Date.now() - 3 * 60 * 60 * 1000;
+  for (const name of fs.readdirSync(dir)) {
+    const entry = path.join(dir, name);
+    try {
+      if (fs.lstatSync(entry).mtimeMs < cutoff) fs.rmSync(entry, { recursive: true, force: true });
+    } catch { /* another user's, or gone meanwhile */ }
+  }
+}
+
 // Scratch files on tmpfs (Debian 13's /tmp is one). The suite creates and removes ~22,000 files; on
 // an ext4 without a journal (the root of the machines this project is built on) every new inode is
 // looked for past each one deleted in the last seconds, which cost ~12 s of CPU a run. Test files
@@ -81,6 +92,7 @@ function scratchDirectory() {
     fs.mkdirSync(dir, { recursive: true });
     // Like /tmp: the tests that run as another user write here too.
     if ((fs.statSync(dir).mode & 0o1777) !== 0o1777) fs.chmodSync(dir, 0o1777);
+    removeStale(dir);
     return dir;
   } catch {
     return os.tmpdir(); // someone else's /dev/shm/svr-test: the usual place, then

@@ -31,11 +31,24 @@ test('NODE_EXTRA_CA_CERTS is taken from the test files and kept aside as SVR_TES
   assert.equal(seen.keptCaCerts, '/etc/ssl/certs/ca-certificates.crt');
 });
 
-test('scratch files go to /dev/shm/svr-test when the temporary directory is on disk', { skip: !devShmIsTmpfs && 'no tmpfs at /dev/shm' }, () => {
-  const seen = probe({ TMPDIR: ROOT, SVR_TEST_TMPDIR: '' });
-  assert.equal(seen.tmpdir, '/dev/shm/svr-test');
-  assert.equal(seen.tmpdirType, TMPFS_MAGIC);
-  assert.equal(fs.statSync('/dev/shm/svr-test').mode & 0o1777, 0o1777, 'writable by every user, sticky, like /tmp');
+test('scratch files go to /dev/shm/svr-test when the temporary directory is on disk; what killed runs left there goes', { skip: !devShmIsTmpfs && 'no tmpfs at /dev/shm' }, () => {
+  const SCRATCH = '/dev/shm/svr-test';
+  fs.mkdirSync(SCRATCH, { recursive: true });
+  const stale = fs.mkdtempSync(path.join(SCRATCH, 'svr-runner-stale-'));
+  const fresh = fs.mkdtempSync(path.join(SCRATCH, 'svr-runner-fresh-'));
+  const fourHoursAgo = new Date(Date.now() - 4 * 60 * 60 * 1000);
+  fs.utimesSync(stale, fourHoursAgo, fourHoursAgo);
+  try {
+    const seen = probe({ TMPDIR: ROOT, SVR_TEST_TMPDIR: '' });
+    assert.equal(seen.tmpdir, SCRATCH);
+    assert.equal(seen.tmpdirType, TMPFS_MAGIC);
+    assert.equal(fs.statSync(SCRATCH).mode & 0o1777, 0o1777, 'writable by every user, sticky, like /tmp');
+    assert.ok(!fs.existsSync(stale), 'an entry untouched for 4 hours is removed');
+    assert.ok(fs.existsSync(fresh), 'a new one (a run going on beside this one) is kept');
+  } finally {
+    fs.rmSync(stale, { recursive: true, force: true });
+    fs.rmSync(fresh, { recursive: true, force: true });
+  }
 });
 
 test('SVR_TEST_TMPDIR chooses the scratch directory', () => {
