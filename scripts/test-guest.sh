@@ -6,7 +6,7 @@
 #   scripts/test-guest.sh cached       print the directory of the cached guest root (built when missing)
 #
 # The root is built once with debootstrap (about a minute, ~280 MB) and cached as a tarball in
-# $SVR_TEST_CACHE (default /var/cache/svr-test), and beside it unpacked once (5-8 s). Guests boot from
+# $SVR_TEST_CACHE (default /var/cache/svr-test), and beside it unpacked once (2 s). Guests boot from
 # that directory with --volatile=overlay, so they never write to it: every change goes to a tmpfs
 # above it, and several guests can boot from it at once. Delete the cache directory to rebuild.
 # $SVR_TEST_MIRROR overrides the Debian mirror (default: the one apt uses on this machine).
