@@ -10,7 +10,7 @@ const assert = require('node:assert/strict');
 const http = require('node:http');
 const https = require('node:https');
 const net = require('node:net');
-const { startServer, getFreePort, readyWorkerPids, isAlive } = require('./support/helpers');
+const { startServer, getFreePort, readyWorkerPids, isAlive, waitUntil } = require('./support/helpers');
 
 const ROUNDS = 3;
 const PROBES = 3;
@@ -72,11 +72,15 @@ function probeContinuously(targets) {
 // Until every target has answered `count` more probes.
 async function waitForAnswers(probes, count) {
   const wanted = probes.stats.answeredPerTarget.map((answered) => answered + count);
-  const deadline = Date.now() + 30000;
-  while (probes.stats.answeredPerTarget.some((answered, i) => answered < wanted[i])) {
-    if (Date.now() > deadline) throw new Error(`probes answered ${probes.stats.answeredPerTarget}, wanted ${wanted}`);
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+  const answered = () => probes.stats.answeredPerTarget.every((n, i) => n >= wanted[i]);
+  if (!await waitUntil(answered, 30000)) throw new Error(`probes answered ${probes.stats.answeredPerTarget}, wanted ${wanted}`);
+}
+
+// Until two workers started after line `since` of the server's stderr are ready.
+async function waitForTwoReady(server, since) {
+  await server.waitForLog(/worker \d+ ready/, 'stderr', since);
+  const first = server.stderr().findIndex((line, i) => i >= since && /worker \d+ ready/.test(line));
+  await server.waitForLog(/worker \d+ ready/, 'stderr', first + 1);
 }
 
 // kill -9 of both workers, `rounds` times, while probes run on every target. Returns the probes'
@@ -95,9 +99,7 @@ async function killAllWorkers(server, targets, rounds) {
       const killedAt = Date.now();
       for (const pid of victims) process.kill(pid, 'SIGKILL');
       // Both replacements ready, then answers again.
-      await server.waitForLog(/worker \d+ ready/, 'stderr', since);
-      const first = server.stderr().findIndex((line, i) => i >= since && /worker \d+ ready/.test(line));
-      await server.waitForLog(/worker \d+ ready/, 'stderr', first + 1);
+      await waitForTwoReady(server, since);
       const readyMs = Date.now() - killedAt;
       await waitForAnswers(probes, ANSWERS_PER_ROUND);
       const refusedTimes = probes.stats.refusedAt.filter((at) => at >= killedAt);
@@ -240,9 +242,7 @@ test('schedulingPolicy "rr": kill -9 of every worker and a reload still bring th
   try {
     const since = server.stderr().length;
     for (const pid of readyWorkerPids(server)) process.kill(pid, 'SIGKILL');
-    await server.waitForLog(/worker \d+ ready/, 'stderr', since);
-    const first = server.stderr().findIndex((line, i) => i >= since && /worker \d+ ready/.test(line));
-    await server.waitForLog(/worker \d+ ready/, 'stderr', first + 1);
+    await waitForTwoReady(server, since);
     assert.equal((await probeOnce(server.port)).outcome, 'answered');
     const beforeReload = server.stderr().length;
     server.signal('SIGHUP');
