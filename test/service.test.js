@@ -8,6 +8,7 @@
 const { describe, test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 const { Guest, skipReason, until, parseCurl, CHECKOUT } = require('../scripts/guest/guest');
@@ -26,7 +27,7 @@ const figures = {};
 const UPGRADE = `${VERSION}+guest1`;
 
 function newGuest() {
-  debs = fs.mkdtempSync(path.join(fs.existsSync('/var/tmp') ? '/var/tmp' : require('node:os').tmpdir(), 'svr-guest-debs-'));
+  debs = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-guest-debs-'));
   g = new Guest({ binds: [[debs, '/debs']] });
   figures.prepareMs = g.prepare();
   figures.cache = /cached root/.test(g.setupLog) ? 'warm' : 'cold';
