@@ -18,6 +18,7 @@
 //   accessRules     access/rules.js      nonStandardCodes: redirects, 401 logins, 403/410/...
 //   reverseProxy    proxy/               `proxy` rules: forwarded to upstreams (WebSocket upgrades too)
 //   scripting       scripting/           mods in name order, then serverSideScript.js
+//   gateway         gateway/             `fastcgi` (PHP-FPM) and `cgi` rules: scripts run, their source never sent
 //   status          status.js            /svrjsstatus.svr with allowStatus
 //   staticFiles     static/              files, directories, listings
 // Errors from any stage, and every error status, are answered by error-pages.js (sendError).
@@ -42,6 +43,8 @@ const { createBlocklistStage } = require('./access/blocklist');
 const { createAccessRulesStage } = require('./access/rules');
 const { createScriptingStage } = require('./scripting');
 const { createStaticStage } = require('./static');
+const { createResolver } = require('./static/resolve');
+const { createGatewayStage } = require('./gateway');
 const { createStatusStage, createRequestCounters } = require('./status');
 const { createHttpsRedirectStage } = require('./https-redirect');
 
@@ -49,7 +52,7 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
   const site = createSite(config, { log, configFile });
   site.sendError = createErrorPages(site);
   applyEnvironment(config);
-  const { scripting, staticFiles, rootScripting } = createRootStages(site, { disableMods });
+  const { scripting, gateway, staticFiles, rootScripting } = createRootStages(site, { disableMods });
   const fail = (req, res, error) => site.sendError(req, res, 500, { error });
   const proxy = createProxyStage(site);
   const counters = config.allowStatus === true ? createRequestCounters() : null;
@@ -67,6 +70,7 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
     createAccessRulesStage(site),
     proxy,
     scripting,
+    gateway,
     createStatusStage(site, counters),
     staticFiles,
   ].filter(Boolean);
@@ -100,13 +104,18 @@ function createRootStages(site, { disableMods }) {
     if (!scriptingByRoot.has(hostSite.root)) scriptingByRoot.set(hostSite.root, createScriptingStage(hostSite));
     return scriptingByRoot.get(hostSite.root);
   };
+  // The gateway runs scripts by the same path policy the static stage serves files by.
+  const gatewayFor = (hostSite) => createGatewayStage(hostSite, { resolve: createResolver(hostSite).resolve });
   const pick = createVirtualHosts(site, (hostSite) => {
     if (hostSite !== site) hostSite.sendError = createErrorPages(hostSite);
-    return { root: hostSite.root, sendError: hostSite.sendError, staticFiles: createStaticStage(hostSite), scripting: scriptingFor(hostSite) };
+    return {
+      root: hostSite.root, sendError: hostSite.sendError, staticFiles: createStaticStage(hostSite),
+      scripting: scriptingFor(hostSite), gateway: gatewayFor(hostSite),
+    };
   });
   if (pick === null) {
     const scripting = scriptingFor(site);
-    return { scripting, rootScripting: scripting, staticFiles: createStaticStage(site) };
+    return { scripting, gateway: gatewayFor(site), rootScripting: scripting, staticFiles: createStaticStage(site) };
   }
   site.sendError = (req, res, status, options) => pick(req).sendError(req, res, status, options);
   const anyScripting = [...scriptingByRoot.values()].some(Boolean);
@@ -116,6 +125,10 @@ function createRootStages(site, { disableMods }) {
       const stage = pick(req).scripting;
       return stage === null ? next() : stage(req, res, next);
     } : null,
+    gateway: (site.config.fastcgi || []).length + (site.config.cgi || []).length === 0 ? null : function gateway(req, res, next) {
+      const stage = pick(req).gateway;
+      return stage === null ? next() : stage(req, res, next);
+    },
     staticFiles: function staticFiles(req, res, next) {
       return pick(req).staticFiles(req, res, next);
     },

@@ -1,0 +1,177 @@
+'use strict';
+// One request through a FastCGI server (role RESPONDER), streamed both ways.
+//
+//   fastcgiRequest(req, res, { pool, params, timeouts, response, log, label })
+//     params: [[name, value]] (environment.js); response: a CgiResponse (../cgi-response.js),
+//     whose fail(status, reason) answers when the request cannot go on.
+//
+// - The request body goes out as FCGI_STDIN records as it arrives; while the socket's buffer is
+//   full the request is paused, so a large upload holds a socket buffer, not the upload.
+// - FCGI_STDOUT goes into the CgiResponse as it arrives; while the client's buffer is full the
+//   upstream socket is paused (and PHP-FPM blocks in its write), so a large response holds a
+//   socket buffer, not the response.
+// - FCGI_STDERR lines go to the error log (at most MAX_STDERR_BYTES per request).
+// - Timeouts: the pool's connect (502); firstByte from the request's arrival to the first output
+//   byte, waiting for a connection included (504); idle, silence on the socket during the request
+//   (504 before the output started, else the client's response is cut).
+// - A kept-alive connection the server closed just as the request was sent is replaced by a new
+//   one once, when the request has no body (nothing of it was consumed).
+// - A client that goes away: the connection is destroyed (PHP-FPM ends the script's request).
+
+const { TYPE, PROTOCOL_STATUS, beginRequest, paramsRecords, streamRecords } = require('./records');
+
+const REQUEST_ID = 1; // one request per connection at a time (PHP-FPM does not multiplex)
+const MAX_STDERR_BYTES = 65536;
+
+function requestHasBody(req) {
+  if (req.httpVersionMajor === 2) return !(req.stream && req.stream.endAfterHeaders);
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+function fastcgiRequest(req, res, { pool, params, timeouts, response, log, label }) {
+  const hasBody = requestHasBody(req);
+  let connection = null;
+  let cancelWait = null;
+  let finished = false;
+  let bodySent = !hasBody;
+  let output = false; // a byte of FCGI_STDOUT arrived
+  let retried = false;
+  let stderr = '';
+  let stderrBytes = 0;
+
+  const firstByteTimer = setTimeout(() => stop(504, `no output within ${timeouts.firstByte} ms`), timeouts.firstByte);
+
+  function stop(status, reason) {
+    if (finished) return;
+    finish(false);
+    if (response.headersSent) {
+      log.warn(`fastcgi ${label}: ${req.method} ${req.url}: ${reason}; response cut`);
+      res.destroy();
+    } else {
+      log.warn(`fastcgi ${label}: ${req.method} ${req.url}: ${reason}; answering ${status}`);
+      response.fail(status, reason);
+    }
+  }
+
+  // keep: the connection is left as the server expects the next request.
+  function finish(keep) {
+    finished = true;
+    clearTimeout(firstByteTimer);
+    if (cancelWait) cancelWait();
+    flushStderr(true);
+    if (connection === null) return;
+    const c = connection;
+    connection = null;
+    c.socket.setTimeout(0);
+    c.socket.removeListener('drain', onSocketDrain);
+    if (keep) pool.release(c);
+    else pool.discard(c);
+  }
+
+  function flushStderr(all) {
+    let nl;
+    while ((nl = stderr.indexOf('\n')) !== -1) {
+      const line = stderr.slice(0, nl).replace(/\r$/, '');
+      if (line) log.error(`fastcgi ${label}: ${req.url}: ${line}`);
+      stderr = stderr.slice(nl + 1);
+    }
+    if (all && stderr) log.error(`fastcgi ${label}: ${req.url}: ${stderr}`);
+    if (all) stderr = '';
+  }
+
+  const records = {
+    data(type, bytes) {
+      if (finished) return;
+      if (type === TYPE.STDERR) {
+        if (stderrBytes >= MAX_STDERR_BYTES) return;
+        stderrBytes += bytes.length;
+        stderr += bytes.toString('utf8');
+        return flushStderr(false);
+      }
+      if (type !== TYPE.STDOUT) return;
+      if (!output) {
+        output = true;
+        clearTimeout(firstByteTimer);
+      }
+      const more = response.push(bytes);
+      if (response.done) return finish(false); // abandoned (a bad header block, a body over its length)
+      if (more === false && connection !== null) {
+        const socket = connection.socket;
+        socket.pause();
+        res.once('drain', () => socket.resume());
+      }
+    },
+    end(appStatus, protocolStatus) {
+      if (finished) return;
+      if (protocolStatus !== 0) return stop(503, `the FastCGI server refused the request (${PROTOCOL_STATUS[protocolStatus] || protocolStatus})`);
+      // A server that answered before reading the whole body cannot take the next request.
+      finish(bodySent);
+      if (!bodySent) req.resume();
+      response.end();
+    },
+    error(error) {
+      if (finished) return;
+      if (!output && !retried && !hasBody && connection && connection.reused) {
+        retried = true; // the server closed a kept-alive connection as the request went out
+        const c = connection;
+        connection = null;
+        pool.discard(c);
+        return acquire();
+      }
+      stop(502, error.code || error.message);
+    },
+  };
+
+  function onSocketDrain() {
+    req.resume();
+  }
+
+  function send(c) {
+    connection = c;
+    c.onRecord = records;
+    c.socket.setTimeout(timeouts.idle, () => stop(504, `idle for ${timeouts.idle} ms`));
+    c.socket.on('drain', onSocketDrain);
+    c.socket.cork();
+    c.socket.write(beginRequest(REQUEST_ID, true));
+    for (const record of paramsRecords(REQUEST_ID, params)) c.socket.write(record);
+    if (!hasBody) writeStdin(Buffer.alloc(0));
+    c.socket.uncork();
+    if (hasBody && !retried) streamBody();
+  }
+
+  function writeStdin(chunk) {
+    let ok = true;
+    for (const record of streamRecords(TYPE.STDIN, REQUEST_ID, chunk)) ok = connection.socket.write(record) && ok;
+    return ok;
+  }
+
+  function streamBody() {
+    req.on('data', (chunk) => {
+      if (finished || connection === null) return;
+      if (chunk.length && !writeStdin(chunk)) req.pause();
+    });
+    req.on('end', () => {
+      if (finished || connection === null) return;
+      writeStdin(Buffer.alloc(0));
+      bodySent = true;
+    });
+    req.on('error', () => stop(400, 'the request body broke off'));
+  }
+
+  function acquire() {
+    cancelWait = pool.acquire((error, c) => {
+      cancelWait = null;
+      if (finished) return c ? pool.release(c) : undefined;
+      if (error) return stop(502, error.code || error.message);
+      send(c);
+    });
+  }
+
+  res.once('close', () => {
+    if (!finished) finish(false); // the client went away: the script's request ends with the socket
+  });
+  acquire();
+}
+
+module.exports = { fastcgiRequest, requestHasBody };
