@@ -6,6 +6,8 @@
 //   const fpm = await startPhpFpm({ maxChildren, listen: 'socket' | 'tcp', ini: { name: value } })
 //     -> { skip } | { upstream ('unix:/...sock' or '127.0.0.1:PORT'), socket, dir, log(), stop() }
 //   phpFpmCommand() -> { path } | { skip }: the php-fpmX.Y binary
+//   readableByAll(dir): as root PHP-FPM runs its scripts as nobody, who must read the web root
+//   (the test's temporary directories are 0700)
 
 const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -50,11 +52,13 @@ async function startPhpFpm({ maxChildren = 4, listen = 'socket', ini = {} } = {}
     'php_admin_value[display_errors] = Off',
     'php_admin_value[upload_max_filesize] = 16M',
     'php_admin_value[post_max_size] = 16M',
-    `php_admin_value[upload_tmp_dir] = ${dir}`,
+    `php_admin_value[upload_tmp_dir] = ${path.join(dir, 'tmp')}`,
     ...Object.entries(ini).map(([name, value]) => `php_admin_value[${name}] = ${value}`),
   ];
   fs.writeFileSync(path.join(dir, 'php-fpm.conf'), lines.join('\n') + '\n');
   fs.chmodSync(dir, 0o755);
+  fs.mkdirSync(path.join(dir, 'tmp'), { mode: 0o1777 });
+  fs.chmodSync(path.join(dir, 'tmp'), 0o1777);
   const child = spawn(command.path, ['--nodaemonize', '--force-stderr', '--fpm-config', path.join(dir, 'php-fpm.conf'), ...(asRoot ? ['--allow-to-run-as-root'] : [])], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -84,4 +88,8 @@ async function startPhpFpm({ maxChildren = 4, listen = 'socket', ini = {} } = {}
   };
 }
 
-module.exports = { startPhpFpm, phpFpmCommand };
+function readableByAll(...dirs) {
+  for (const dir of dirs) fs.chmodSync(dir, 0o755);
+}
+
+module.exports = { startPhpFpm, phpFpmCommand, readableByAll };
