@@ -15,6 +15,7 @@ const { parseListenAddress } = require('./listen-address');
 const { DEFAULT_CONFIG_FILE, stateDirectory } = require('../product');
 const { sensitiveFiles } = require('./sensitive-files');
 const { workerCount } = require('./worker-count');
+const { gatewayHints } = require('./svrjs-gateways');
 
 // Keys holding file-system paths, resolved against the config file's directory.
 // (errorPages[].path and page404 stay relative to wwwroot, as in SVR.JS.)
@@ -69,6 +70,10 @@ function checkConfig(config, { file, configFile = path.resolve(file), extraValid
     problems.push(...semanticProblems(config, path.dirname(configFile), configFile));
     svrjsKeys.applyAliases(config);
     resolvePaths(config, path.dirname(configFile));
+    // SVR.JS's gateway mods kept their settings in files beside its config (or in the state
+    // directory, where svr moves legacy mods' files): each found says which svr key does the same.
+    const hints = gatewayHints([path.dirname(configFile), stateDirectory(config)], givenKeys);
+    warnings.push(...hints.map(({ key, message }) => `${key}: ${message}`));
   }
   const errors = inFileOrder(problems, config).map((problem) => formatProblem(file, problem));
   return errors.length ? failure(configFile, errors, warnings) : { config, errors, warnings, configFile };
@@ -208,7 +213,7 @@ function semanticProblems(config, baseDir, configFile) {
     const problem = wwwrootProblem(host, baseDir, key);
     return problem || sensitiveFilesProblem(config, host.wwwroot, key, baseDir, configFile);
   });
-  return [...rootProblems, timeoutProblem(config), ...svrjsKeys.accessProblems(config), proxyProtocolProblem(config)].filter(Boolean);
+  return [...rootProblems, timeoutProblem(config), ...svrjsKeys.accessProblems(config), proxyProtocolProblem(config), ...cgiRuleProblems(config)].filter(Boolean);
 }
 
 // A web root that holds the config file, a TLS key or certificate, or the state directory publishes
@@ -273,6 +278,15 @@ function proxyProtocolProblem({ acceptProxyProtocol, trustedProxies }) {
   const wanted = acceptProxyProtocol === true || (isPlainObject(acceptProxyProtocol) && Object.values(acceptProxyProtocol).includes(true));
   if (!wanted || !Array.isArray(trustedProxies) || trustedProxies.length > 0) return null;
   return { key: 'acceptProxyProtocol', message: 'needs trustedProxies: the addresses of the load balancers allowed to send the PROXY header' };
+}
+
+// A cgi rule needs a script directory or extensions: with neither it would run nothing.
+function cgiRuleProblems({ cgi }) {
+  if (!Array.isArray(cgi)) return [];
+  return cgi.map((rule, i) => {
+    if (!isPlainObject(rule) || rule.path !== undefined || (Array.isArray(rule.extensions) && rule.extensions.length > 0)) return null;
+    return { key: `cgi[${i}]`, message: 'expected "path" (a script directory such as "/cgi-bin/") or "extensions" (such as [".cgi"]): this rule would run nothing' };
+  });
 }
 
 function resolvePaths(config, baseDir) {
