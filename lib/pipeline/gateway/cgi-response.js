@@ -66,7 +66,7 @@ class CgiResponse {
     }
     if (!this.headersSent) {
       if (this.redirecting === false) return this.abandon(502, 'a local redirect (Location: /path) with a body');
-      return this.abandon(502, this.head ? 'the output ended inside the header block' : 'no output');
+      return this.abandon(502, this.headBytes > 0 ? 'the output ended inside the header block' : 'no output');
     }
     this.done = true;
     if (this.declaredLength !== -1 && this.bodyBytes !== this.declaredLength) {

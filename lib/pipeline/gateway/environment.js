@@ -18,13 +18,14 @@
 
 const { splitTarget } = require('../../http/target');
 const { plainAddress } = require('../../http/trusted-proxies');
+const { requestHost } = require('../../http/host');
 
 function buildEnvironment(req, site, script, extra) {
   const env = [];
   const add = (name, value) => env.push([name, value === undefined || value === null ? '' : String(value)]);
   const socket = req.socket || {};
   const encrypted = Boolean(socket.encrypted) || req.httpVersionMajor === 2;
-  const host = hostName(req);
+  const host = requestHost(req);
   const { search } = splitTarget(req.url);
   const forwarded = req.svr.clientAddress !== undefined && req.svr.clientAddress !== socket.remoteAddress;
   const clientAddress = forwarded ? req.svr.clientAddress : socket.remoteAddress;
@@ -74,13 +75,6 @@ function addHeaders(req, add) {
     add(`HTTP_${name.toUpperCase().replace(/-/g, '_')}`, Array.isArray(value) ? value.join(', ') : value);
   }
   if (!hasHost && headers[':authority'] !== undefined) add('HTTP_HOST', headers[':authority']);
-}
-
-// The name the client addressed, from Host (HTTP/2: :authority), without its port.
-function hostName(req) {
-  const raw = String(req.headers.host || req.headers[':authority'] || '');
-  const m = /^(\[[^\]]*\]|[^:]*)(?::\d+)?$/.exec(raw);
-  return m ? m[1].toLowerCase() : '';
 }
 
 module.exports = { buildEnvironment };
