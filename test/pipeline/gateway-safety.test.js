@@ -259,3 +259,17 @@ test('a 256 MiB response streams with bounded memory (backpressure)', async (t) 
   assert.equal(received, TOTAL);
   assert.ok(peak - before < 96 * 1024 * 1024, `memory grew by ${Math.round((peak - before) / 1048576)} MiB`);
 });
+
+test('a request body of unknown length (chunked) gets 411: scripts read CONTENT_LENGTH bytes', async (t) => {
+  const { site, fcgi } = await withSite(t, {}, { 'x.php': SOURCE });
+  const status = await new Promise((resolve, reject) => {
+    const req = http.request(`${site.url}/x.php`, { method: 'POST', headers: { 'transfer-encoding': 'chunked' } }, (res) => { res.resume(); resolve(res.statusCode); });
+    req.on('error', reject);
+    req.write('a=1');
+    req.end('&b=2');
+  });
+  assert.equal(status, 411);
+  assert.deepEqual(ranScripts(fcgi), []);
+  const sized = await request(`${site.url}/x.php`, { method: 'POST', body: 'a=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  assert.equal(sized.status, 200);
+});

@@ -23,7 +23,7 @@ const { compileGatewayRules, findRule } = require('./rules');
 const { findScript, hasExtension } = require('./script-path');
 const { buildEnvironment } = require('./environment');
 const { CgiResponse } = require('./cgi-response');
-const { fastcgiRequest } = require('./fastcgi/request');
+const { fastcgiRequest, requestHasBody } = require('./fastcgi/request');
 const { runCgi } = require('./cgi-runner');
 
 const MAX_LOCAL_REDIRECTS = 10;
@@ -48,6 +48,9 @@ function createGatewayStage(site, { resolve }) {
       return hasExtension(name, extensions) ? site.sendError(req, res, 404) : next();
     }
     if (found.status) return site.sendError(req, res, found.status);
+    // PHP and CGI scripts read CONTENT_LENGTH bytes: a body of unknown length (chunked, or HTTP/2
+    // without content-length) would reach them empty. Streaming forbids counting it first.
+    if (req.headers['content-length'] === undefined && requestHasBody(req)) return site.sendError(req, res, 411);
     const response = new CgiResponse(req, res, {
       fail: (status) => site.sendError(req, res, status),
       localRedirect: (location) => redirect(req, res, next, location, redirects + 1),
