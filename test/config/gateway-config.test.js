@@ -62,3 +62,8 @@ test('a gateway mod file that is not JSON is named', () => {
   const { warnings } = check({}, { 'greenrhombus-config.json': '{ nope' });
   assert.ok(warnings.some((w) => /greenrhombus-config\.json: cannot be read as JSON/.test(w)), warnings.join('\n'));
 });
+
+test('gateway mod files in the state directory (where svr keeps legacy mods\' files) are found too', () => {
+  const { warnings } = check({ stateDirectory: 'state' }, { 'state/redbrick-scriptexts.json': JSON.stringify(['.cgi']) });
+  assert.ok(warnings.some((w) => /state\/redbrick-scriptexts\.json: RedBrick .*"cgi": \[\{"path":"\/cgi-bin\/"\},\{"extensions":\[".cgi"\]\}\]/.test(w)), warnings.join('\n'));
+});

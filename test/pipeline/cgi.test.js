@@ -22,6 +22,11 @@ if [ -n "$CONTENT_LENGTH" ]; then echo "body=$(head -c "$CONTENT_LENGTH")"; fi
 echo "oops from the shell script" >&2
 `;
 
+const WHO = `#!/bin/sh
+printf 'Content-Type: text/plain\\r\\n\\r\\n'
+echo "uid=$(id -u) cwd=$(pwd)"
+`;
+
 const PERL = `#!/usr/bin/perl
 use strict;
 my $body = '';
@@ -46,10 +51,13 @@ test('shell and Perl scripts in /cgi-bin/: GET, POST, Status: 404, headers, stde
   const perl = ensureDebianPackage('perl');
   const site = await startPipeline({
     config: { cgi: [{ path: '/cgi-bin/' }] },
-    files: { 'cgi-bin/hello.sh': SHELL, 'cgi-bin/hello.pl': PERL, 'cgi-bin/plain.txt': 'not executable', 'cgi-bin/sub/x.sh': SHELL },
+    files: { 'cgi-bin/hello.sh': SHELL, 'cgi-bin/hello.pl': PERL, 'cgi-bin/plain.txt': 'not executable', 'cgi-bin/sub/x.sh': SHELL, 'cgi-bin/tools/who.sh': WHO },
   });
   t.after(() => site.stop());
-  executable(site, ['cgi-bin/hello.sh', 'cgi-bin/hello.pl']);
+  executable(site, ['cgi-bin/hello.sh', 'cgi-bin/hello.pl', 'cgi-bin/tools/who.sh']);
+
+  const who = await request(`${site.url}/cgi-bin/tools/who.sh`);
+  assert.equal(who.text, `uid=${process.getuid()} cwd=${path.join(site.root, 'cgi-bin/tools')}\n`, 'svr\'s user, in the script\'s directory');
 
   const get = await request(`${site.url}/cgi-bin/hello.sh/a/b?x=1&y=2`, { headers: { proxy: 'http://evil.example' } });
   assert.equal(get.status, 200);
@@ -119,6 +127,39 @@ test('a script that never exits is killed at the time limit, with everything it 
   const [script, background] = fs.readFileSync(pids, 'utf8').trim().split(' ').map(Number);
   assert.ok(await waitUntil(() => !isAlive(script) && !isAlive(background), 5000), 'the script and its background child are gone');
   await site.waitForLog(/warn cgi \/cgi-bin\/: GET \/cgi-bin\/forever\.sh: still running after 500 ms: killed; response cut/);
+});
+
+test('a script\'s process group is killed when it exits and when the client goes away', async (t) => {
+  const dir = makeTempDir();
+  const site = await startPipeline({
+    config: { cgi: [{ path: '/cgi-bin/', env: { PIDS: path.join(dir, 'pids') } }] },
+    files: {
+      'cgi-bin/leaves.sh': `#!/bin/sh\nsleep 1000 &\necho $! > "$PIDS.leaves"\nprintf 'Content-Type: text/plain\\r\\n\\r\\ndone'\n`,
+      'cgi-bin/forever.sh': FOREVER,
+    },
+  });
+  t.after(() => site.stop());
+  executable(site, ['cgi-bin/leaves.sh', 'cgi-bin/forever.sh']);
+  assert.equal((await request(`${site.url}/cgi-bin/leaves.sh`)).text, 'done');
+  const left = Number(fs.readFileSync(path.join(dir, 'pids.leaves'), 'utf8'));
+  assert.ok(await waitUntil(() => !isAlive(left), 5000), 'what it left running is gone');
+
+  const req = http.get(`${site.url}/cgi-bin/forever.sh`);
+  req.on('error', () => {});
+  await new Promise((resolve) => req.once('response', resolve));
+  const [script, background] = fs.readFileSync(path.join(dir, 'pids'), 'utf8').trim().split(' ').map(Number);
+  assert.ok(isAlive(script) && isAlive(background));
+  req.destroy();
+  assert.ok(await waitUntil(() => !isAlive(script) && !isAlive(background), 5000), 'the client went away: the script went too');
+});
+
+test('a request waiting for a slot waits within the time limit', async (t) => {
+  const site = await startPipeline({ config: { cgi: [{ path: '/cgi-bin/', timeout: 400, maxProcesses: 1 }] }, files: { 'cgi-bin/silent.sh': '#!/bin/sh\nexec sleep 1000\n' } });
+  t.after(() => site.stop());
+  executable(site, ['cgi-bin/silent.sh']);
+  const [first, second] = await Promise.all([request(`${site.url}/cgi-bin/silent.sh`), request(`${site.url}/cgi-bin/silent.sh?2`)]);
+  assert.equal(first.status, 504);
+  assert.equal(second.status, 504);
 });
 
 test('a silent script gets 504 at the limit', async (t) => {

@@ -8,6 +8,8 @@ const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const http = require('node:http');
+const net = require('node:net');
+const { spawn } = require('node:child_process');
 const path = require('node:path');
 const { startPipeline } = require('../support/pipeline');
 const { startFakeFastcgi } = require('../support/fake-fastcgi');
@@ -110,7 +112,7 @@ test('dotfiles and the server\'s own files are refused as for static files', asy
 });
 
 test('index.php for a directory URL, the front controller for a path that names nothing', async (t) => {
-  const { site } = await withSite(t, {}, { 'index.php': SOURCE, 'blog/index.php': SOURCE, 'static/index.html': 'html index', 'a.css': 'css' });
+  const { site } = await withSite(t, {}, { 'index.php': SOURCE, 'blog/index.php': SOURCE, 'blog/index.html': 'not this one', 'static/index.html': 'html index', 'a.css': 'css' });
   assert.equal((await request(`${site.url}/`)).text, `ran ${path.join(site.root, 'index.php')} info=[]`);
   assert.equal((await request(`${site.url}/blog/`)).text, `ran ${path.join(site.root, 'blog/index.php')} info=[]`);
   const bare = await request(`${site.url}/blog`);
@@ -155,6 +157,29 @@ test('a server that stops mid-response cuts the client\'s response; idle silence
     await assert.rejects(request(site.url + url), /aborted|socket hang up|ECONNRESET/, url);
   }
   assert.ok(await waitUntil(() => fcgi.open() === 0, 5000), 'no upstream connection is left open');
+});
+
+test('an idle pooled connection is closed after timeouts.idle', async (t) => {
+  const { site, fcgi } = await withSite(t, { timeouts: { idle: 200 } }, { 'x.php': SOURCE });
+  assert.equal((await request(`${site.url}/x.php`)).status, 200);
+  assert.equal(fcgi.open(), 1, 'kept open after the request');
+  assert.ok(await waitUntil(() => fcgi.open() === 0, 5000), 'closed once idle');
+});
+
+test('a connection that is not made within timeouts.connect: 502', async (t) => {
+  // A listener that never accepts: once its queue is full, the kernel drops further SYNs, so a
+  // connect hangs (a loopback address with no listener would refuse at once).
+  const child = spawn(process.execPath, ['-e', `const s = require('net').createServer().listen(0, '127.0.0.1', 1, () => { console.log(s.address().port); const end = Date.now() + 60000; while (Date.now() < end); process.exit(); });`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  t.after(() => child.kill('SIGKILL'));
+  const port = Number(await new Promise((resolve) => child.stdout.once('data', resolve)));
+  const fillers = [];
+  for (let i = 0; i < 8; i++) fillers.push(net.connect(port, '127.0.0.1').on('error', () => {}));
+  t.after(() => { for (const f of fillers) f.destroy(); });
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: `127.0.0.1:${port}`, timeouts: { connect: 300 } }] }, files: { 'x.php': SOURCE } });
+  t.after(() => site.stop());
+  const res = await request(`${site.url}/x.php`);
+  assert.equal(res.status, 502);
+  assert.ok(site.stderr().some((line) => /no connection within 300 ms|ETIMEDOUT/.test(line)), site.stderr().join('\n'));
 });
 
 test('connections are kept alive, reused, and bounded by maxConnections', async (t) => {
@@ -212,16 +237,19 @@ test('Location: /path alone is a local redirect; with a Status it goes to the cl
   const dir = makeTempDir();
   const fcgi = await startFakeFastcgi(dir, (r) => {
     if (r.params.SCRIPT_NAME === '/local.php') r.write('Location: /target.txt?q=1\r\n\r\n');
+    else if (r.params.SCRIPT_NAME === '/posted.php') r.write('Location: /next.php?z=1\r\n\r\n');
     else if (r.params.SCRIPT_NAME === '/loop.php') r.write('Location: /loop.php\r\n\r\n');
     else if (r.params.SCRIPT_NAME === '/next.php') r.write(`Content-Type: text/plain\r\n\r\nnext ${r.params.REQUEST_METHOD} ${r.params.QUERY_STRING}`);
     else r.write('Status: 303 See Other\r\nLocation: /target.txt\r\n\r\n');
     r.end();
   });
-  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream }] }, files: { 'local.php': '', 'loop.php': '', 'client.php': '', 'target.txt': 'the target' } });
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream }] }, files: { 'local.php': '', 'posted.php': '', 'next.php': '', 'loop.php': '', 'client.php': '', 'target.txt': 'the target' } });
   t.after(async () => { await site.stop(); await fcgi.stop(); });
   const local = await request(`${site.url}/local.php`);
   assert.equal(local.status, 200);
   assert.equal(local.text, 'the target');
+  const posted = await request(`${site.url}/posted.php`, { method: 'POST', body: 'a=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  assert.equal(posted.text, 'next GET z=1', 'the redirected request is a GET');
   const client = await request(`${site.url}/client.php`);
   assert.equal(client.status, 303);
   assert.equal(client.headers.location, '/target.txt');

@@ -104,7 +104,9 @@ class CgiResponse {
       return this.abandon(502, `an unusable header: ${error.message}`), true;
     }
     this.headersSent = true;
-    return rest.length ? this.writeBody(rest) : true;
+    if (rest.length) return this.writeBody(rest);
+    if (typeof this.res.flushHeaders === 'function') this.res.flushHeaders(); // a slow body: the client sees the status now
+    return true;
   }
 
   writeBody(chunk) {

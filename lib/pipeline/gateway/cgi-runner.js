@@ -104,6 +104,8 @@ function runCgi(req, res, { command, args, cwd, env, timeoutMs, slots, response,
       return stop(502, `cannot start: ${error.code || error.message}`);
     }
     child.once('error', (error) => stop(502, `cannot start: ${error.code || error.message}`));
+    // What the script left running would hold its output open: the end of the script ends them.
+    child.once('exit', () => killGroup(child));
     child.once('close', () => {
       slots.give();
       if (finished) return;
