@@ -38,7 +38,7 @@ const SIBLING_RECHECK_MS = 1000; // a missing .br/.gz is looked for again at mos
 // Each stream holds about two chunks, and a client that reads nothing keeps them: so only the
 // first LARGE_CHUNK_STREAMS bodies streaming at once in a worker read large chunks (+6 MiB at
 // most), the others Node's default (128 stalled HTTP/2 streams on one connection: +68 MiB with
-// large chunks for all, against the 64 MiB bound test/limits-http2.test.js holds).
+// large chunks for all, against the 64 MiB bound test/net/limits-http2.test.js holds).
 const LARGE_CHUNK_BYTES = 256 * 1024;
 const SMALL_CHUNK_BYTES = 64 * 1024;
 const LARGE_CHUNK_STREAMS = 16;
