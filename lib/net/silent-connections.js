@@ -5,6 +5,8 @@
 // plain TCP, TCP to the TLS port with no ClientHello, TLS done but no request, h2 ALPN but no
 // preface. After the first request, keepAliveTimeout / the HTTP/2 idle GOAWAY take over.
 
+const { acceptedSocket } = require('./accepted-socket');
+
 const kSilentTimer = Symbol('svr.silentTimer');
 
 // server: an http, https or http2 secure server (its 'connection' gives the accepted socket).
@@ -35,13 +37,6 @@ function closeNow(socket) {
   if (socket.destroyed) return;
   socket.on('error', () => {});
   socket.resetAndDestroy();
-}
-
-// Over TLS the request's socket wraps the accepted one (for HTTP/2, through a proxy of it).
-function acceptedSocket(socket) {
-  if (!socket) return null;
-  if (socket[kSilentTimer] !== undefined) return socket;
-  return socket._parent || null;
 }
 
 module.exports = { closeSilentConnections, heardFrom };
