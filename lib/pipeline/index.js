@@ -85,7 +85,7 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
     handle: withRecord(runStages(stages, fail), counters),
     httpsRedirect: withRecord(runStages(redirectStages, fail), counters),
     // Forward-proxy requests and CONNECT, for the listeners: null unless a mod takes them.
-    proxyRequest: (rootScripting && rootScripting.proxyRequest) || null,
+    proxyRequest: rootScripting && rootScripting.proxyRequest ? withRecord(rootScripting.proxyRequest, null) : null,
     connect: (rootScripting && rootScripting.connect) || null,
   };
 }
@@ -127,12 +127,14 @@ function applyEnvironment(config) {
   for (const [name, value] of Object.entries(config.environmentVariables || {})) process.env[name] = String(value);
 }
 
-// req.svr: the one per-request record the stages share (docs/architecture.md lists its fields).
+// req.svr: the one per-request record the stages share (docs/architecture.md lists its fields),
+// made here for every request a pipeline entry point takes. clientAddress starts as the peer's
+// address; the clientAddress stage replaces it behind a trusted proxy.
 // counters: the status page's request counts (status.js), or null when it is off.
 function withRecord(run, counters) {
   return function handle(req, res) {
     if (counters !== null) counters.count(req, res);
-    req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null, clientAddress: undefined };
+    req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null, clientAddress: req.socket.remoteAddress };
     run(req, res);
   };
 }

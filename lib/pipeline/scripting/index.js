@@ -399,7 +399,6 @@ function createStage(site, mods, script) {
   }
 
   scripting.proxyRequest = proxyMods.length === 0 ? null : function proxyRequest(req, res) {
-    if (!req.svr) req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null };
     const state = { req, res, fail: (error) => fail(req, res, 500, { error }) };
     return withUser(req, res, () => runUserCode(state, runProxy, req, res));
   };
