@@ -6,7 +6,7 @@
 //
 // Every request runs these stages in order; each answers it or calls next() (docs/architecture.md):
 //   serverHeaders   response-headers.js  Server + fixed customHeaders, first thing for every answer
-//   strictHttp      strict-http.js       505, 400, 501, 431 where Node's HTTP/1 parser is lenient
+//   strictHead      strict-head.js       505, 400, 501, 431 where Node's HTTP/1 parser is lenient
 //   clientAddress   access/client-address.js  the client behind a proxy (enableIPSpoofing, trustedProxies)
 //   blocklist       access/blocklist.js  403 for a client in `blacklist`, before anything else
 //   sanitize        sanitize.js          414, 400, 403, OPTIONS *, 301 to the clean URL; fills req.svr
@@ -23,7 +23,7 @@
 // Errors from any stage, and every error status, are answered by error-pages.js (sendError).
 // With virtual hosts (virtual-hosts.js) the static stage and the error pages are built once per
 // web root at load, and each request uses its own host's.
-// The plain port of an HTTPS site runs a shorter list: serverHeaders, strictHttp, pathHeaders,
+// The plain port of an HTTPS site runs a shorter list: serverHeaders, strictHead, pathHeaders,
 // httpsRedirect.
 
 const { createSite } = require('./site');
@@ -32,7 +32,7 @@ const { createErrorPages } = require('./error-pages');
 const { createServerHeadersStage, createPathHeadersStage, createHostHeadersStage } = require('./response-headers');
 const { createVirtualHosts } = require('./virtual-hosts');
 const { createSanitizeStage } = require('./sanitize');
-const { createStrictHttpStage } = require('./strict-http');
+const { createStrictHeadStage } = require('./strict-head');
 const { createRewriteStage } = require('./rewrite');
 const { createProxyStage } = require('./proxy');
 const { createWwwRedirectStage } = require('./www-redirect');
@@ -55,7 +55,7 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
   const counters = config.allowStatus === true ? createRequestCounters() : null;
   const stages = [
     createServerHeadersStage(site),
-    createStrictHttpStage(site),
+    createStrictHeadStage(site),
     createClientAddressStage(site),
     createBlocklistStage(site),
     createSanitizeStage(site),
@@ -72,7 +72,7 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
   ].filter(Boolean);
   const redirectStages = [
     createServerHeadersStage(site),
-    createStrictHttpStage(site),
+    createStrictHeadStage(site),
     createClientAddressStage(site),
     createBlocklistStage(site),
     createPathHeadersStage(site),

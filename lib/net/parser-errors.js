@@ -1,9 +1,9 @@
 'use strict';
 // What the HTTP/1 parser itself refuses, answered with the status RFC 9112 and nginx give rather
 // than Node's blanket 400 (attack report finding 19). Requests the parser accepts are
-// checked by the pipeline's first stage (lib/pipeline/strict-http.js).
+// checked by the pipeline's first stage (lib/pipeline/strict-head.js).
 //
-//   strictHttp(server): maxHeadersCount 0 (every header line reaches the request, so the pipeline
+//   answerParserErrors(server): maxHeadersCount 0 (every header line reaches the request, so the pipeline
 //   can count the head's bytes as on the wire), and a clientError listener:
 //     HPE_INVALID_VERSION (HTTP/1.2, HTTP/3.0 ...)             505
 //     HPE_INVALID_TRANSFER_ENCODING (chunked not last ...)     501
@@ -45,9 +45,9 @@ function onClientError(err, socket) {
   socket.end(answerFor(STATUS_BY_CODE[err.code] || 400), () => socket.destroy());
 }
 
-function strictHttp(server) {
+function answerParserErrors(server) {
   server.maxHeadersCount = 0;
   server.on('clientError', onClientError);
 }
 
-module.exports = { strictHttp, onClientError };
+module.exports = { answerParserErrors };

@@ -20,7 +20,7 @@ const REQUEST_LINE_OVERHEAD = ' '.length * 2 + 'HTTP/1.1'.length + 2; // spaces,
 const HEADER_LINE_OVERHEAD = ': '.length + 2; // separator and CRLF
 const END_OF_HEAD = 2;
 
-function createStrictHttpStage(site) {
+function createStrictHeadStage(site) {
   const maxHeaderSize = site.config.maxHeaderSize || 16384;
 
   function refuse(req, res, status) {
@@ -45,7 +45,7 @@ function createStrictHttpStage(site) {
     return 0;
   }
 
-  return function strictHttp(req, res, next) {
+  return function strictHead(req, res, next) {
     if (req.stream !== undefined) return next(); // HTTP/2
     const status = headProblem(req);
     if (status !== 0) return refuse(req, res, status);
@@ -53,4 +53,4 @@ function createStrictHttpStage(site) {
   };
 }
 
-module.exports = { createStrictHttpStage };
+module.exports = { createStrictHeadStage };
