@@ -88,7 +88,7 @@ function expectProxyHeader(server, config, scheme) {
   const wanted = config.acceptProxyProtocol;
   if (wanted !== true && !(wanted && wanted[scheme] === true)) return;
   const { isTrusted } = compileTrustedProxies(config.trustedProxies);
-  requireProxyProtocol(server, { isTrusted, timeoutMs: config.headersTimeout || 60000, log });
+  requireProxyProtocol(server, { isTrusted, timeoutMs: config.headersTimeout, log });
 }
 
 module.exports = { createListeners, hasPlainListener, serverOptions, applyTimeouts };

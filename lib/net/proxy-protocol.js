@@ -70,7 +70,8 @@ function readHeader(socket, timeoutMs, done) {
     socket.off('close', onClose);
     done(error, client);
   };
-  const timer = setTimeout(() => finish(`no PROXY header within ${timeoutMs} ms`), timeoutMs);
+  // headersTimeout 0 sets no limit here, as it sets none on the request head.
+  const timer = timeoutMs > 0 ? setTimeout(() => finish(`no PROXY header within ${timeoutMs} ms`), timeoutMs) : undefined;
   const onClose = () => finish('closed before the PROXY header');
   const onData = (chunk) => {
     buffered = buffered.length ? Buffer.concat([buffered, chunk]) : chunk;

@@ -61,8 +61,9 @@ function loadTlsContext(config) {
   }
   // SVR.JS's client certificates: ask for one, and with rejectUnauthorizedClientCertificates
   // refuse a client without a certificate the system's CAs trust.
-  if (config.useClientCertificate === true) {
+  if (config.useClientCertificate) {
     options.requestCert = true;
+    // Node reads a missing rejectUnauthorized as true: pass exactly the boolean.
     options.rejectUnauthorized = config.rejectUnauthorizedClientCertificates === true;
   }
   return options;

@@ -52,7 +52,7 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
   const { scripting, staticFiles, rootScripting } = createRootStages(site, { disableMods });
   const fail = (req, res, error) => site.sendError(req, res, 500, { error });
   const proxy = createProxyStage(site);
-  const counters = config.allowStatus === true ? createRequestCounters() : null;
+  const counters = config.allowStatus ? createRequestCounters() : null;
   const stages = [
     createServerHeadersStage(site),
     createStrictHeadStage(site),

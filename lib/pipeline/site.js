@@ -48,11 +48,11 @@ function createSite(config, { log = noopLog, configFile } = {}) {
   return {
     config,
     root,
-    webRoot: createWebRoot(root, { followSymlinks: config.followSymlinks === true, log }),
+    webRoot: createWebRoot(root, { followSymlinks: config.followSymlinks, log }),
     configFile,
     log,
-    serverName: serverString(config.exposeServerVersion === true),
-    headers: compileHeaders(config, serverString(config.exposeServerVersion === true)),
+    serverName: serverString(config.exposeServerVersion),
+    headers: compileHeaders(config, serverString(config.exposeServerVersion)),
     protectedPaths: protectedPaths(config, configFile, root),
     authenticate: createAuthenticator(config.users, {
       maxAuthFailures: config.maxAuthFailures, authFailureWindow: config.authFailureWindow, log,
@@ -72,7 +72,7 @@ function hostSite(site, { wwwroot, enableDirectoryListing }) {
   const root = realRoot(wwwroot);
   return {
     ...site, config, root, sendError: null,
-    webRoot: createWebRoot(root, { followSymlinks: config.followSymlinks === true }),
+    webRoot: createWebRoot(root, { followSymlinks: config.followSymlinks }),
     protectedPaths: protectedPaths(config, site.configFile, root),
   };
 }
@@ -161,7 +161,7 @@ const SVRJS_FILES = ['config.json', 'svr.js', 'svr.compressed', 'modloader', 'no
   'log', 'cert', 'svrpasswd.js', 'logviewer.js', 'loghighlight.js', 'svr_new.js', 'svrjs.json'];
 
 function svrjsInstallPaths(config, root) {
-  if (config.disableServerSideScriptExpose === false) return [];
+  if (!config.disableServerSideScriptExpose) return [];
   return isSvrjsInstall(root) ? SVRJS_FILES.map((name) => path.join(root, name)) : [];
 }
 

@@ -21,7 +21,7 @@ const HEADER_LINE_OVERHEAD = ': '.length + 2; // separator and CRLF
 const END_OF_HEAD = 2;
 
 function createStrictHeadStage(site) {
-  const maxHeaderSize = site.config.maxHeaderSize || 16384;
+  const maxHeaderSize = site.config.maxHeaderSize;
 
   function refuse(req, res, status) {
     return site.sendError(req, res, status, { headers: { Connection: 'close' } });

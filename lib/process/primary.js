@@ -369,7 +369,7 @@ class Supervisor {
   drain(worker, idleGraceMs, { stopping = false, delayMs = 0 } = {}) {
     if (worker.isDead()) return; // died during a reload before its turn to retire
     const timeoutMs = this.config.shutdownTimeout;
-    const transferTimeoutMs = stopping ? timeoutMs : Math.max(timeoutMs, this.config.reloadTransferTimeout ?? 0);
+    const transferTimeoutMs = stopping ? timeoutMs : Math.max(timeoutMs, this.config.reloadTransferTimeout);
     if (worker.isConnected()) worker.send({ type: 'drain', idleGraceMs, timeoutMs, transferTimeoutMs, delayMs });
     const backstop = setTimeout(() => worker.process.kill('SIGKILL'), delayMs + transferTimeoutMs + 2000);
     worker.once('exit', () => clearTimeout(backstop));

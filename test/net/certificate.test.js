@@ -12,9 +12,17 @@ const path = require('path');
 const tls = require('tls');
 const { spawnSync } = require('child_process');
 const forge = require('node-forge');
-const { ensureCertificate, generateSelfSigned, stateDirectory, VALIDITY_DAYS } = require('../../lib/net/certificate');
-const { loadTlsContext, sniMatcher } = require('../../lib/net/tls-context');
-const { unprivilegedUser } = require('../support/helpers');
+const certificate = require('../../lib/net/certificate');
+const tlsContext = require('../../lib/net/tls-context');
+const { unprivilegedUser, schemaDefaults } = require('../support/helpers');
+
+const { generateSelfSigned, stateDirectory, VALIDITY_DAYS } = certificate;
+const { sniMatcher } = tlsContext;
+// A start hands these the complete config (the schema's defaults applied); the tests name only
+// the keys they are about.
+const DEFAULTS = schemaDefaults();
+const ensureCertificate = (config, options) => certificate.ensureCertificate({ ...DEFAULTS, ...config }, options);
+const loadTlsContext = (config, ...rest) => tlsContext.loadTlsContext({ ...DEFAULTS, ...config }, ...rest);
 
 const CONFIG_FILE = '/etc/svr-test/svr-config.json';
 const DAY = 24 * 60 * 60 * 1000;
@@ -239,7 +247,7 @@ test('an unreadable file is an error naming the key and the file', () => {
 function ensureCertificateAs(user, config) {
   const script = `const { ensureCertificate } = require(${JSON.stringify(require.resolve('../../lib/net/certificate'))});
 const quiet = { info() {}, warn() {}, error() {} };
-const { errors } = ensureCertificate(${JSON.stringify(config)}, { configFile: ${JSON.stringify(CONFIG_FILE)}, log: quiet });
+const { errors } = ensureCertificate(${JSON.stringify({ ...DEFAULTS, ...config })}, { configFile: ${JSON.stringify(CONFIG_FILE)}, log: quiet });
 process.stdout.write(JSON.stringify({ errors }));`;
   const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', cwd: os.tmpdir(), ...user });
   assert.strictEqual(child.status, 0, child.stderr);

@@ -138,7 +138,7 @@ function createStreamLimits(config) {
 }
 
 function createCompression(config) {
-  if (config.enableCompression === false) return null;
+  if (!config.enableCompression) return null;
   const dontCompress = (config.dontCompress || []).map((text) => compileRegexString(text));
   function isCompressible(contentType, urlPath, size) {
     if (size < MIN_SIZE || !isCompressibleType(contentType)) return false;

@@ -24,12 +24,12 @@ function readFirst(site, names) {
 }
 
 function createHeadFoot(site) {
-  if (site.config.enableIncludingHeadAndFootInHTML !== true) return null;
+  if (!site.config.enableIncludingHeadAndFootInHTML) return null;
   const head = readFirst(site, ['.head', 'head.html']);
   const foot = readFirst(site, ['.foot', 'foot.html']);
   if (head.length === 0 && foot.length === 0) return null;
   const tag = crypto.createHash('sha256').update(head).update('\0').update(foot).digest('hex').slice(0, 12);
-  const enableETag = site.config.enableETag !== false;
+  const enableETag = site.config.enableETag;
   const { sendError } = site;
   // head.html and foot.html themselves are served as they are.
   const own = new Set(['head.html', 'foot.html'].map((name) => path.join(site.root, name)));

@@ -20,8 +20,8 @@ const INDEX_FILES = ['index.html', 'index.htm', 'index.xhtml']; // SVR.JS's orde
 
 function createStaticStage(site) {
   const { config, sendError } = site;
-  const trailingRedirect = config.disableTrailingSlashRedirects !== true;
-  const listingEnabled = config.enableDirectoryListing === true;
+  const trailingRedirect = !config.disableTrailingSlashRedirects;
+  const listingEnabled = config.enableDirectoryListing;
   const { resolve, isHidden } = createResolver(site);
   const { respond } = createResponder(site, { isHidden });
   // listing.js is loaded only where listings are on: ~3 MiB less in each idle worker otherwise.

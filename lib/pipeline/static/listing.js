@@ -97,10 +97,10 @@ const SORT_SCRIPT = '<script>(function(){var t=document.querySelector("th>button
 
 function createListing(site, { isHidden }) {
   const realRoot = site.root;
-  const followSymlinks = site.config.followSymlinks === true;
-  const allowDotfiles = site.config.allowDotfiles === true;
+  const followSymlinks = site.config.followSymlinks;
+  const allowDotfiles = site.config.allowDotfiles;
   const footer = escapeHTML(site.serverName);
-  const withDefaultHead = site.config.enableDirectoryListingWithDefaultHead === true;
+  const withDefaultHead = site.config.enableDirectoryListingWithDefaultHead;
   const defaultHead = withDefaultHead ? readCustom(site.webRoot, realRoot, ['.head', 'head.html']) : null;
   const defaultFoot = withDefaultHead ? readCustom(site.webRoot, realRoot, ['.foot', 'foot.html']) : null;
 

@@ -88,7 +88,7 @@ function notModifiedHeaders(etag, lastModified) {
 
 function createResponder(site, { isHidden }) {
   const { config, sendError, webRoot } = site;
-  const enableETag = config.enableETag !== false;
+  const enableETag = config.enableETag;
   const compression = createCompression(config);
   // One cache per worker, shared by every virtual host's web root (site.shared), so that
   // fileCacheMaxBytes bounds the worker, not each root.
