@@ -1,6 +1,6 @@
 'use strict';
 // What the HTTP/1 parser itself refuses, answered with the status RFC 9112 and nginx give rather
-// than Node's blanket 400 (attack report finding 19). Requests the parser accepts are
+// than Node's blanket 400. Requests the parser accepts are
 // checked by the pipeline's first stage (lib/pipeline/strict-head.js).
 //
 //   answerParserErrors(server): maxHeadersCount 0 (every header line reaches the request, so the pipeline

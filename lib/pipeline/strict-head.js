@@ -1,5 +1,5 @@
 'use strict';
-// Strict HTTP/1 where Node's parser is lenient (attack report finding 19); nginx and
+// Strict HTTP/1 where Node's parser is lenient; nginx and
 // RFC 9112 refuse these, and so does svr, before any other stage looks at the request:
 //
 //   HTTP version other than 1.0 / 1.1 on the HTTP/1 port (e.g. "GET / HTTP/2.0")   505

@@ -236,7 +236,7 @@ class Worker {
   }
 
   // After an uncaught exception: this process may be in a broken state, so it goes, but without
-  // an outage (attack report, finding 9): in a cluster it keeps accepting until the primary has a
+  // an outage: in a cluster it keeps accepting until the primary has a
   // replacement listening and sends 'drain'; then in-flight requests finish and it exits 1.
   // Single-threaded there is no replacement: it drains at once.
   recycle(error) {

@@ -289,7 +289,7 @@ describe('wwwroot', () => {
     assert.match(loadConfig(file).errors[0], /: wwwroot: expected an existing directory, found .*: not a directory$/);
   });
 
-  test('is required: no default serves the config file\'s own directory (issue 11.2)', () => {
+  test('is required: no default serves the config file\'s own directory', () => {
     const file = writeConfig({});
     const { config, errors } = loadConfig(file);
     assert.equal(config, null);
@@ -297,7 +297,7 @@ describe('wwwroot', () => {
     assert.match(errors[0], /: wwwroot: missing \(required\): expected the directory to serve, relative to the config file/);
   });
 
-  test('that contains the config file is refused unless allowSensitiveFilesInWebRoot (issue 11.2)', () => {
+  test('that contains the config file is refused unless allowSensitiveFilesInWebRoot', () => {
     const file = writeConfig({ wwwroot: '.' });
     assert.match(loadConfig(file).errors[0], /: wwwroot: "\." contains the config file svr-config\.json: .*allowSensitiveFilesInWebRoot/);
     const allowed = writeConfig({ wwwroot: '.', allowSensitiveFilesInWebRoot: true });
@@ -380,7 +380,7 @@ describe('defaults come from the schema', () => {
 });
 
 describe('the schema', () => {
-  // From CONTRACTS.md "Keys" (issues 2, 3, 4, 6, 7).
+  // Keys svr has promised since its first releases: each stays in the schema, described.
   const contractKeys = `$schema port wwwroot enableLogging logFormat workers shutdownTimeout keepAliveTimeout
     headersTimeout requestTimeout rewriteMap rewriteDirtyURLs enableDirectoryListing exposeServerVersion
     exposeModsInErrorPages disableTrailingSlashRedirects customHeaders errorPages page404 enableETag stackHidden

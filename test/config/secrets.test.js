@@ -1,5 +1,5 @@
 'use strict';
-// Issue 11, item 2 (attack report finding 2): a careless config cannot publish secrets.
+// A careless config cannot publish secrets.
 //   - no wwwroot: a config error naming the key (no default that serves the config's directory);
 //   - a web root that contains the config file, the TLS key or certificate, or the state directory:
 //     svr refuses to start unless allowSensitiveFilesInWebRoot is true, and even then never serves

@@ -1,5 +1,5 @@
 'use strict';
-// Attack report, finding 6: svr advertised no SETTINGS_MAX_CONCURRENT_STREAMS, so one HTTP/2
+// svr advertised no SETTINGS_MAX_CONCURRENT_STREAMS, so one HTTP/2
 // connection with 5,000 streams on a large file took a worker from 22 to 5,023 descriptors and
 // +717 MiB. Now http2Settings.maxConcurrentStreams (default 128, as nginx) bounds it: streams
 // beyond it are refused, and the worker stays within its baseline + 128 descriptors.

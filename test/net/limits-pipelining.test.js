@@ -1,5 +1,5 @@
 'use strict';
-// Attack report, finding 7: with HTTP/1.1 pipelining, a second streamed response (Range, or a
+// With HTTP/1.1 pipelining, a second streamed response (Range, or a
 // file too large to keep in memory) was never sent, so the connection hung (apt pipelines by
 // default); and 200,000 pipelined requests whose responses were never read took a worker from
 // 149 to 908 MiB. Both in order now, and a connection's queued requests are bounded.

@@ -1,5 +1,5 @@
 'use strict';
-// Attack report, finding 5: a connection that never sends a request costs a descriptor for as
+// A connection that never sends a request costs a descriptor for as
 // long as the client likes. Each kind below must be closed by the server after headersTimeout
 // (here 1 s), while a connection that does send a request is served as usual.
 

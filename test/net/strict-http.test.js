@@ -1,5 +1,5 @@
 'use strict';
-// Issue 11, item 4 (attack report finding 19): strict HTTP/1 at the edge, over raw sockets.
+// Strict HTTP/1 at the edge, over raw sockets.
 // Node's parser is lenient where RFC 9112 and nginx are not; svr answers these itself.
 
 const { describe, it, before, after } = require('node:test');

@@ -95,7 +95,7 @@ describe('a web root that is an old SVR.JS installation', () => {
     }
   });
 
-  it('serves them with disableServerSideScriptExpose: false, as SVR.JS, except config.json (issue 11.2: password hashes)', async () => {
+  it('serves them with disableServerSideScriptExpose: false, as SVR.JS, except config.json (password hashes)', async () => {
     const site = await startPipeline({ config: { disableServerSideScriptExpose: false }, files });
     try {
       assert.equal((await request(`${site.url}/log/2024.log`)).status, 200);

@@ -1,5 +1,5 @@
 'use strict';
-// Issue 11, item 1 (attack report finding 1): no time-of-check/time-of-use gap in file serving.
+// No time-of-check/time-of-use gap in file serving.
 // A child process swaps, in a loop, a small file, a large (streamed) file and a parent directory
 // below the web root for symbolic links to files outside it, while concurrent clients ask for
 // them: small files, streamed files, ranges, precompressed siblings, index files and listings,

@@ -1,5 +1,5 @@
 'use strict';
-// Attack report, findings 9 and 18: an endpoint that throws in a callback, hit twice a second,
+// An endpoint that throws in a callback, hit twice a second,
 // made 333 of 396 probes fail (ECONNREFUSED; the crash backoff grew to 15 s), and one crash under
 // load cut idle keep-alive connections (0 ms grace). Now a worker that served requests is
 // replaced at once (the backoff is for workers that die before serving: a crash loop at start),

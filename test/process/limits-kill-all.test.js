@@ -1,5 +1,5 @@
 'use strict';
-// Attack report, finding 17: kill -9 of every worker closed the listening socket (Node's cluster
+// `kill -9` of every worker closed the listening socket (Node's cluster
 // closes a shared socket once no worker holds it): 272 ms of ECONNREFUSED. The primary now keeps
 // a descriptor of each TCP listening socket (lib/process/held-sockets.js), so connections wait in
 // the kernel's backlog until a replacement accepts them. It lets go of them on a stop (new clients

@@ -1,5 +1,5 @@
 'use strict';
-// Attack report, finding 14: a reload cut any response longer than shutdownTimeout (a 50 MB
+// A reload cut any response longer than shutdownTimeout (a 50 MB
 // download at 2 MB/s was cut at 34 MB). A draining worker now keeps a response that is still
 // moving up to reloadTransferTimeout; a transfer that does not move is cut at shutdownTimeout.
 

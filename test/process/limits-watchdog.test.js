@@ -1,5 +1,5 @@
 'use strict';
-// Attack report, finding 3: a script stuck in a loop blocked its worker for good, and with one
+// A script stuck in a loop blocked its worker for good, and with one
 // such request per worker the whole server, with nothing in the log. The primary now replaces a
 // worker whose event loop has not answered for workerStallTimeout, and says which request was
 // running and for how long.

@@ -197,7 +197,7 @@ describe('svr as a systemd service in a booted guest', { skip: reason || false, 
     assert.ok(figures.exposure <= MAX_EXPOSURE, `exposure ${figures.exposure} > ${MAX_EXPOSURE}\n${sec.stdout}`);
   });
 
-  // Needs the request pipeline (issue 3): enableDirectoryListing, exposeServerVersion, rewriteMap.
+  // Needs the request pipeline: enableDirectoryListing, exposeServerVersion, rewriteMap.
   test('editing /etc/svr-config.json and restarting applies the change', async () => {
     await g.sh('mkdir -p /var/www/svr/sub && echo listed > /var/www/svr/sub/listed-file.txt');
     const before = await get('/');
@@ -237,7 +237,7 @@ describe('svr as a systemd service in a booted guest', { skip: reason || false, 
     await restart();
     const r = await get('/from-script');
     assert.equal(r.status, 200, 'serverSideScript.js in the web root should answer /from-script (server-side ' +
-      `JavaScript, issue 4); got ${r.status}: ${r.body.slice(0, 200)}`);
+      `JavaScript); got ${r.status}: ${r.body.slice(0, 200)}`);
     assert.equal(r.body, 'from script');
     assert.equal((await get('/')).status, 200, 'other requests still reach the static files');
   });

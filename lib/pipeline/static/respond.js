@@ -48,7 +48,7 @@ function contentType(file) {
 }
 
 // A pipelined response waits in Node's queue with res.socket === null until the ones before it
-// are sent: that is not a client that went away (attack report, finding 7), so look at the
+// are sent: that is not a client that went away, so look at the
 // connection the request came on.
 function gone(req, res) {
   return res.destroyed || !req.socket || req.socket.destroyed;

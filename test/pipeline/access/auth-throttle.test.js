@@ -1,5 +1,5 @@
 'use strict';
-// Issue 11, item 5 (attack report finding 12): credentials cost little and brute force is throttled.
+// Credentials cost little and brute force is throttled.
 //   - site.authenticate(req) -> { user, throttled, retryAfter } (the API access rules build on);
 //   - a successful check is remembered (keyed by a digest of the header): no second hash;
 //   - after maxAuthFailures failed attempts from one address within authFailureWindow, that

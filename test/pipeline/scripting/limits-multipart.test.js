@@ -1,5 +1,5 @@
 'use strict';
-// Attack report, finding 15: multipart bodies were parsed by hand and each file part written
+// Multipart bodies were parsed by hand and each file part written
 // with writeFileSync on the event loop: 4 clients sending 8,000 one-byte files pushed static
 // requests to a 1 s median. Now busboy parses, files are written asynchronously, and a body with
 // more than 1,000 file parts is refused with 413.

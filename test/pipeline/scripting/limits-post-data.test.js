@@ -1,5 +1,5 @@
 'use strict';
-// Attack report, finding 10: bodies for parsePostData were buffered with no cap per worker
+// Bodies for parsePostData were buffered with no cap per worker
 // (1,500 held 1 MiB uploads: +1 GiB). maxPostDataInFlight caps the bytes one worker buffers at
 // once; beyond it a request gets 503 with Retry-After, and the budget is given back as bodies end.
 

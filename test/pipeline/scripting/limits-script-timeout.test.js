@@ -1,5 +1,5 @@
 'use strict';
-// Attack report, finding 13: a request the script never answers was held for ever. With
+// A request the script never answers was held for ever. With
 // scriptTimeout it gets a 504 (the error page) and the log names the script or mod. The timer and
 // its log line are the scripting stage's: the pipeline runs in-process.
 

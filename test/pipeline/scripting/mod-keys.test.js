@@ -1,5 +1,5 @@
 'use strict';
-// readModKeys without a child process when the mods directory holds no mod (issue 16: a Node
+// readModKeys without a child process when the mods directory holds no mod (a Node
 // process costs ~85 ms of CPU at every start). A 1 ms time limit would fail any child.
 const { test } = require('node:test');
 const assert = require('node:assert');

@@ -1,5 +1,5 @@
 'use strict';
-// SVR.JS material runs unmodified (issue 14): the working directory is the web root, the
+// SVR.JS material runs unmodified: the working directory is the web root, the
 // script's __dirname is SVR.JS's temp/, legacy .tar.gz and unpacked Mod-constructor mods,
 // forward-proxy mods (absolute-form and CONNECT), upgrades through a mod, the mod environment
 // (process.messageEventListeners and friends), forgiving responses, and archive safety.

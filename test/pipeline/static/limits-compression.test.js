@@ -1,5 +1,5 @@
 'use strict';
-// Attack report, finding 11: files too large to cache were compressed on every request, each
+// Files too large to cache were compressed on every request, each
 // brotli stream holding ~12 MiB (150 held streams: +1.8 GiB), gzip of an 11 MB file costing
 // 0.45 s of CPU. Now: at most compressionMaxStreams compressions on the fly per worker (more
 // get identity), none for files above compressionMaxFileSize, and a bounded brotli window.

@@ -1,5 +1,5 @@
 'use strict';
-// Attack report, finding 4: running out of descriptors once broke large files and Range
+// Running out of descriptors once broke large files and Range
 // requests in that worker for good (a module loaded lazily on the request path failed under
 // EMFILE and Node cached the failure). Now nothing is loaded on a request path, a worker sheds
 // connections beyond maxConnections (sized from the descriptor limit) before its table is full,

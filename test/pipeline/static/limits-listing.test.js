@@ -1,5 +1,5 @@
 'use strict';
-// Attack report, finding 16: a listing of a 20,000-entry directory ran for 150-200 ms on the event
+// A listing of a 20,000-entry directory ran for 150-200 ms on the event
 // loop, holding every other request of the worker for that long. It now works in slices, and
 // other requests are answered in between. Load on the shared machine varies, so the test compares
 // the longest wait of a small request with the listing's own duration, not with a fixed time.
