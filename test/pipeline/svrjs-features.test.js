@@ -156,6 +156,22 @@ describe('enableIncludingHeadAndFootInHTML', () => {
     }
   });
 
+  it('wraps an empty page and a page streamed in many chunks alike', async () => {
+    const big = 'x'.repeat(700 * 1024) + '\n';
+    const site = await startPipeline({ config: { enableIncludingHeadAndFootInHTML: true }, files: { ...files, 'empty.html': '', 'big.html': big } });
+    try {
+      const empty = await request(`${site.url}/empty.html`);
+      assert.equal(empty.text, '<div>HEAD</div><div>FOOT</div>');
+      assert.equal(Number(empty.headers['content-length']), empty.body.length);
+      const large = await request(`${site.url}/big.html`);
+      assert.equal(large.text, `<div>HEAD</div>${big}<div>FOOT</div>`);
+      assert.equal(Number(large.headers['content-length']), large.body.length);
+      assert.match(large.headers['content-type'], /^text\/html/);
+    } finally {
+      await site.stop();
+    }
+  });
+
   it('is off by default: pages are served as they are', async () => {
     const site = await startPipeline({ config: {}, files });
     try {

@@ -97,17 +97,6 @@ function createLogFacilities(log, who) {
   };
 }
 
-// .head / head.html and .foot / foot.html in the web root, read once, from a descriptor checked
-// to lie where the web root's symlink rule allows (site.webRoot).
-function readFirst(site, names) {
-  for (const name of names) {
-    try {
-      return site.webRoot.readContained(path.join(site.root, name));
-    } catch { /* try the next one */ }
-  }
-  return '';
-}
-
 // url.parse(target, true)-style object, with the host the client asked for. As SVR.JS: `search`
 // is null without a query, and a repeated query key keeps its last value. An absolute-form
 // target (a proxy request) is parsed as the URL it is.
@@ -194,8 +183,8 @@ function redirectStatus(isTemporary, keepMethod) {
 
 function createStage(site, mods, script) {
   const { config, sendError, log } = site;
-  const head = readFirst(site, ['.head', 'head.html']);
-  const foot = readFirst(site, ['.foot', 'foot.html']);
+  const head = site.headFoot.head.toString('utf8'); // read once by site.js
+  const foot = site.headFoot.foot.toString('utf8');
   const server = site.serverName;
   const { maxPostDataSize: limit, users, page404 } = config; // schema defaults: 200 MiB, [], 404.html
   setBodyBudget(config.maxPostDataInFlight); // bodies buffered at once by this worker's requests
