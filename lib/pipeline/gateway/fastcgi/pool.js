@@ -11,7 +11,7 @@
 //   pool.counts() -> { open, idle, waiting }
 //
 // connection: { socket, reused, onRecord: null | { data(type, bytes), end(appStatus, protocolStatus),
-// error(err) } }: the request owning it sets onRecord. An idle connection that the server closes,
+// error(err), timeout() } }: the request owning it sets onRecord. An idle connection that the server closes,
 // that sends anything, or that stays idle idleMs is dropped.
 
 const net = require('node:net');
@@ -71,6 +71,9 @@ class ConnectionPool {
     const timer = setTimeout(() => socket.destroy(Object.assign(new Error(`no connection within ${this.connectMs} ms`), { code: 'ETIMEDOUT' })), this.connectMs);
     socket.setNoDelay(true);
     socket.on('data', (chunk) => parser.push(chunk));
+    // One listener for the socket's life: silence during a request is the request's to answer,
+    // an idle pooled connection is closed.
+    socket.on('timeout', () => (connection.onRecord ? connection.onRecord.timeout() : socket.destroy()));
     socket.once('connect', () => {
       connected = true;
       clearTimeout(timer);
@@ -110,7 +113,7 @@ class ConnectionPool {
       return process.nextTick(waiter.callback, null, connection);
     }
     if (this.closed) return this.discard(connection);
-    connection.socket.setTimeout(this.idleMs, () => connection.socket.destroy());
+    connection.socket.setTimeout(this.idleMs);
     connection.socket.unref(); // an idle connection never keeps a draining worker alive
     this.idle.push(connection);
   }

@@ -65,6 +65,7 @@ function fastcgiRequest(req, res, { pool, params, timeouts, response, log, label
     connection = null;
     c.socket.setTimeout(0);
     c.socket.removeListener('drain', onSocketDrain);
+    if (keep) c.socket.resume(); // paused for a slow client as the last records came in
     if (keep) pool.release(c);
     else pool.discard(c);
   }
@@ -110,6 +111,9 @@ function fastcgiRequest(req, res, { pool, params, timeouts, response, log, label
       if (!bodySent) req.resume();
       response.end();
     },
+    timeout() {
+      stop(504, `idle for ${timeouts.idle} ms`);
+    },
     error(error) {
       if (finished) return;
       if (!output && !retried && !hasBody && connection && connection.reused) {
@@ -130,7 +134,7 @@ function fastcgiRequest(req, res, { pool, params, timeouts, response, log, label
   function send(c) {
     connection = c;
     c.onRecord = records;
-    c.socket.setTimeout(timeouts.idle, () => stop(504, `idle for ${timeouts.idle} ms`));
+    c.socket.setTimeout(timeouts.idle);
     c.socket.on('drain', onSocketDrain);
     c.socket.cork();
     c.socket.write(beginRequest(REQUEST_ID, true));
