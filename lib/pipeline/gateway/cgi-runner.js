@@ -75,8 +75,13 @@ function runCgi(req, res, { command, args, cwd, env, timeoutMs, slots, response,
     }
   }
 
+  function onClientClose() {
+    if (!finished) finish(); // the client went away: the script goes too
+  }
+
   function finish() {
     finished = true;
+    res.removeListener('close', onClientClose);
     clearTimeout(timer);
     if (leaveQueue) leaveQueue();
     if (child !== null) killGroup(child);
@@ -132,9 +137,7 @@ function runCgi(req, res, { command, args, cwd, env, timeoutMs, slots, response,
     });
   }
 
-  res.once('close', () => {
-    if (!finished) finish(); // the client went away: the script goes too
-  });
+  res.once('close', onClientClose);
   leaveQueue = slots.take(start);
 }
 

@@ -55,8 +55,13 @@ function fastcgiRequest(req, res, { pool, params, timeouts, response, log, label
   }
 
   // keep: the connection is left as the server expects the next request.
+  function onClientClose() {
+    if (!finished) finish(false); // the client went away: the script's request ends with the socket
+  }
+
   function finish(keep) {
     finished = true;
+    res.removeListener('close', onClientClose);
     clearTimeout(firstByteTimer);
     if (cancelWait) cancelWait();
     flushStderr(true);
@@ -172,9 +177,7 @@ function fastcgiRequest(req, res, { pool, params, timeouts, response, log, label
     });
   }
 
-  res.once('close', () => {
-    if (!finished) finish(false); // the client went away: the script's request ends with the socket
-  });
+  res.once('close', onClientClose);
   acquire();
 }
 
