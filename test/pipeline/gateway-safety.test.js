@@ -159,8 +159,8 @@ test('a server that stops mid-response cuts the client\'s response; idle silence
   assert.ok(await waitUntil(() => fcgi.open() === 0, 5000), 'no upstream connection is left open');
 });
 
-test('an idle pooled connection is closed after timeouts.idle', async (t) => {
-  const { site, fcgi } = await withSite(t, { timeouts: { idle: 200 } }, { 'x.php': SOURCE });
+test('an idle pooled connection is closed after timeouts.keepAlive', async (t) => {
+  const { site, fcgi } = await withSite(t, { timeouts: { keepAlive: 300 } }, { 'x.php': SOURCE });
   assert.equal((await request(`${site.url}/x.php`)).status, 200);
   assert.equal(fcgi.open(), 1, 'kept open after the request');
   assert.ok(await waitUntil(() => fcgi.open() === 0, 5000), 'closed once idle');
@@ -182,6 +182,27 @@ test('a connection that is not made within timeouts.connect: 502', async (t) => 
   assert.ok(site.stderr().some((line) => /no connection within 300 ms|ETIMEDOUT/.test(line)), site.stderr().join('\n'));
 });
 
+test('idle connections kept by one worker hold a PHP-FPM with one child only for timeouts.keepAlive', async (t) => {
+  // Two pipelines in one process stand for two workers; the server serves one connection at a
+  // time, as PHP-FPM with pm.max_children = 1 does.
+  const dir = makeTempDir();
+  const fcgi = await startFakeFastcgi(dir, (r) => { r.write('Content-Type: text/plain\r\n\r\nok'); r.end(); }, { serial: true });
+  const config = { fastcgi: [{ upstream: fcgi.upstream, timeouts: { keepAlive: 1000, firstByte: 10000 } }] };
+  const first = await startPipeline({ config, files: { 'x.php': SOURCE } });
+  const second = await startPipeline({ config, files: { 'x.php': SOURCE } });
+  t.after(async () => { await first.stop(); await second.stop(); await fcgi.stop(); });
+  assert.equal((await request(`${first.url}/x.php`)).text, 'ok');
+  assert.equal(fcgi.open(), 1, 'the first worker keeps its connection');
+  const started = Date.now();
+  assert.equal((await request(`${second.url}/x.php`)).text, 'ok', 'the second worker is served once the idle connection closes');
+  assert.ok(Date.now() - started < 5000, `waited ${Date.now() - started} ms`);
+  // keepAlive 0: no connection outlives its request.
+  const none = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream, timeouts: { keepAlive: 0 } }] }, files: { 'x.php': SOURCE } });
+  t.after(() => none.stop());
+  assert.equal((await request(`${none.url}/x.php`)).text, 'ok');
+  assert.ok(await waitUntil(() => fcgi.open() === 0, 5000), 'closed after its request');
+});
+
 test('connections are kept alive, reused, and bounded by maxConnections', async (t) => {
   const dir = makeTempDir();
   let busy = 0;
@@ -191,7 +212,7 @@ test('connections are kept alive, reused, and bounded by maxConnections', async 
     busiest = Math.max(busiest, busy);
     setTimeout(() => { busy--; r.write('Content-Type: text/plain\r\n\r\nok'); r.end(); }, 20);
   });
-  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream, maxConnections: 2 }] }, files: { 'x.php': SOURCE } });
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream, maxConnections: 2, timeouts: { keepAlive: 10000 } }] }, files: { 'x.php': SOURCE } });
   t.after(async () => { await site.stop(); await fcgi.stop(); });
   for (let i = 0; i < 3; i++) assert.equal((await request(`${site.url}/x.php`)).text, 'ok');
   assert.equal(fcgi.accepted(), 1, 'one connection for three requests in turn');

@@ -4,12 +4,14 @@
 // here again, independently of lib/pipeline/gateway/fastcgi/records.js, so that a mistake there
 // cannot hide in both ends.
 //
-//   const fcgi = await startFakeFastcgi(dir, onRequest)
+//   const fcgi = await startFakeFastcgi(dir, onRequest, { serial })
 //   onRequest({ params, body, write(bytes), stderr(text), end(), socket }): called once the body
 //   (FCGI_STDIN) is complete; write() sends FCGI_STDOUT (returns socket.write's verdict), end()
 //   sends the empty STDOUT and FCGI_END_REQUEST. Leave them uncalled for a server that never answers.
 //   fcgi.upstream ('unix:...'), fcgi.requests ([params]), fcgi.open() (connections open now),
 //   fcgi.accepted() (connections ever), fcgi.stop()
+//   serial: serve one connection at a time, as a PHP-FPM with one child does: a connection waits,
+//   unread, until the one before it is closed (kept-alive idle connections included).
 
 const fs = require('node:fs');
 const net = require('node:net');
@@ -44,15 +46,31 @@ function decodePairs(buf) {
   return pairs;
 }
 
-async function startFakeFastcgi(dir, onRequest) {
+async function startFakeFastcgi(dir, onRequest, { serial = false } = {}) {
   const socketPath = path.join(dir, `fake-fcgi-${process.pid}-${Math.random().toString(36).slice(2)}.sock`);
   const sockets = new Set();
   const requests = [];
   let accepted = 0;
+  const queue = [];
+  let serving = null;
+  const serveNext = () => {
+    serving = queue.shift() || null;
+    if (serving) serving.resume();
+  };
   const server = net.createServer((socket) => {
     accepted++;
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
+    if (serial) {
+      socket.pause();
+      queue.push(socket);
+      socket.on('close', () => {
+        const at = queue.indexOf(socket);
+        if (at !== -1) queue.splice(at, 1);
+        if (serving === socket) serveNext();
+      });
+      if (serving === null) serveNext();
+    }
     socket.on('error', () => {});
     let buffered = Buffer.alloc(0);
     let params = [];

@@ -39,7 +39,7 @@ test('a connection released while paused for a slow client serves the next reque
   const dir = makeTempDir();
   // Header block, body and END_REQUEST arrive in one chunk: the END is read after the pause.
   const fcgi = await startFakeFastcgi(dir, (r) => { r.write('Content-Type: text/plain\r\n\r\nbody'); r.end(); });
-  const pool = new ConnectionPool({ path: fcgi.socketPath }, { maxConnections: 1, connectMs: 1000, idleMs: 5000 });
+  const pool = new ConnectionPool({ path: fcgi.socketPath }, { maxConnections: 1, connectMs: 1000, keepAliveMs: 5000 });
   t.after(async () => { pool.close(); await fcgi.stop(); });
   for (const url of ['/first', '/second', '/third']) {
     const res = await run(pool, url);

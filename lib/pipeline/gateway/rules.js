@@ -42,7 +42,7 @@ function compileFastcgi(entry, at, errors) {
     wholeDirectory: false,
     env: entry.env,
     timeouts,
-    pool: new ConnectionPool(address, { maxConnections: entry.maxConnections, connectMs: timeouts.connect, idleMs: timeouts.idle }),
+    pool: new ConnectionPool(address, { maxConnections: entry.maxConnections, connectMs: timeouts.connect, keepAliveMs: timeouts.keepAlive }),
   };
 }
 

@@ -1,7 +1,7 @@
 'use strict';
 // Connections of one worker to one FastCGI server, kept alive between requests and bounded.
 //
-//   const pool = new ConnectionPool({ path } | { host, port }, { maxConnections, connectMs, idleMs })
+//   const pool = new ConnectionPool({ path } | { host, port }, { maxConnections, connectMs, keepAliveMs })
 //   const cancel = pool.acquire((error, connection) => ...)   an idle connection (the most recently
 //                  used first, so the others time out), a new one while fewer than maxConnections
 //                  are open, or else the first one released; cancel() leaves the queue
@@ -12,17 +12,21 @@
 //
 // connection: { socket, reused, onRecord: null | { data(type, bytes), end(appStatus, protocolStatus),
 // error(err), timeout() } }: the request owning it sets onRecord. An idle connection that the server closes,
-// that sends anything, or that stays idle idleMs is dropped.
+// that sends anything, or that stays idle keepAliveMs is dropped (0: none is kept).
+//
+// Why keepAliveMs is short: PHP-FPM serves a connection with one child until the connection
+// closes, idle or not. Idle connections kept long by one worker would hold children that another
+// worker's requests wait for; under load a connection is reused within milliseconds anyway.
 
 const net = require('node:net');
 const { RecordParser } = require('./records');
 
 class ConnectionPool {
-  constructor(address, { maxConnections, connectMs, idleMs }) {
+  constructor(address, { maxConnections, connectMs, keepAliveMs }) {
     this.address = address;
     this.maxConnections = maxConnections;
     this.connectMs = connectMs;
-    this.idleMs = idleMs;
+    this.keepAliveMs = keepAliveMs;
     this.idle = [];
     this.waiting = [];
     this.open = 0;
@@ -112,8 +116,8 @@ class ConnectionPool {
       connection.reused = true;
       return process.nextTick(waiter.callback, null, connection);
     }
-    if (this.closed) return this.discard(connection);
-    connection.socket.setTimeout(this.idleMs);
+    if (this.closed || this.keepAliveMs === 0) return this.discard(connection);
+    connection.socket.setTimeout(this.keepAliveMs);
     connection.socket.unref(); // an idle connection never keeps a draining worker alive
     this.idle.push(connection);
   }

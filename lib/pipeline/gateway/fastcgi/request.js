@@ -112,7 +112,7 @@ function fastcgiRequest(req, res, { pool, params, timeouts, response, log, label
       if (finished) return;
       if (protocolStatus !== 0) return stop(503, `the FastCGI server refused the request (${PROTOCOL_STATUS[protocolStatus] || protocolStatus})`);
       // A server that answered before reading the whole body cannot take the next request.
-      finish(bodySent);
+      finish(bodySent && pool.keepAliveMs > 0);
       if (!bodySent) req.resume();
       response.end();
     },
@@ -142,7 +142,7 @@ function fastcgiRequest(req, res, { pool, params, timeouts, response, log, label
     c.socket.setTimeout(timeouts.idle);
     c.socket.on('drain', onSocketDrain);
     c.socket.cork();
-    c.socket.write(beginRequest(REQUEST_ID, true));
+    c.socket.write(beginRequest(REQUEST_ID, pool.keepAliveMs > 0));
     for (const record of paramsRecords(REQUEST_ID, params)) c.socket.write(record);
     if (!hasBody) writeStdin(Buffer.alloc(0));
     c.socket.uncork();
