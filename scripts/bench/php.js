@@ -127,11 +127,13 @@ async function measure({ args, cores, workers, tools, caddy, dir, started, stops
   fs.writeFileSync(configFile, JSON.stringify({ port: svrPort, wwwroot: site, workers, enableLogging: true, fastcgi: [{ upstream: fpm.upstream }] }, null, 2));
   started.push(await startProcess({ command: process.execPath, args: [path.join(ROOT, 'svr.js'), '--config', configFile], cwd: svrDir, logFile: path.join(dir, 'svr.log'), readyUrl: `http://${HOST}:${svrPort}/hello.php` }));
 
-  // WordPress is installed once, through svr: its home URL names svr's address, so every server
-  // is sent that Host (WordPress redirects any other host to its own).
-  const host = `${HOST}:${svrPort}`;
-  const steps = await installThroughWeb(new Browser(`http://${host}`), db.socket);
+  // WordPress is installed once, through svr. Its home URL then follows the Host each server
+  // passes on (nginx's Debian fastcgi_params pass it without the port), so that no server's
+  // requests are redirected to another's address.
+  const steps = await installThroughWeb(new Browser(`http://${HOST}:${svrPort}`), db.socket);
   if (!/Success!/.test(steps.site.text)) throw new Error('the WordPress installer did not finish');
+  const wpConfig = path.join(site, 'wp-config.php');
+  fs.writeFileSync(wpConfig, fs.readFileSync(wpConfig, 'utf8').replace('<?php', "<?php\ndefine('WP_HOME', 'http://' . $_SERVER['HTTP_HOST']);\ndefine('WP_SITEURL', WP_HOME);"));
 
   const nginxPort = await freePort();
   const nginxPrefix = path.join(dir, 'nginx');
@@ -154,10 +156,10 @@ async function measure({ args, cores, workers, tools, caddy, dir, started, stops
   const pages = [{ name: 'hello', path: '/hello.php', expect: /Hello, world!/ }, { name: 'wordpress', path: '/', expect: /svr WordPress/ }];
   for (const page of pages) {
     for (const target of targets) {
-      const res = await request(`http://${HOST}:${target.port}${page.path}`, { headers: { host }, timeout: 30000 }).catch((error) => {
+      const res = await request(`http://${HOST}:${target.port}${page.path}`, { timeout: 30000 }).catch((error) => {
         throw new Error(`${target.name} ${page.path}: ${error.message}`);
       });
-      if (res.status !== 200 || !page.expect.test(res.text)) throw new Error(`${target.name} ${page.path}: ${res.status} ${res.text.slice(0, 200)}`);
+      if (res.status !== 200 || !page.expect.test(res.text)) throw new Error(`${target.name} ${page.path}: ${res.status} ${res.headers.location || ''} ${res.text.slice(0, 200)}`);
     }
   }
 
@@ -166,7 +168,7 @@ async function measure({ args, cores, workers, tools, caddy, dir, started, stops
   const results = {};
   for (const page of pages) {
     results[page.name] = Object.fromEntries(targets.map((t) => [t.name, []]));
-    const run = (target, seconds) => runWrk({ wrk: tools.wrk, url: `http://${HOST}:${target.port}${page.path}`, headers: { Host: host }, seconds, threads: 1, connections: Number(args.connections) });
+    const run = (target, seconds) => runWrk({ wrk: tools.wrk, url: `http://${HOST}:${target.port}${page.path}`, seconds, threads: 1, connections: Number(args.connections) });
     for (const target of targets) if (args.warmup > 0) await run(target, Number(args.warmup));
     for (let round = 0; round < Number(args.runs); round++) {
       for (const target of targets) {
