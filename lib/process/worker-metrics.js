@@ -73,33 +73,17 @@ function bodyBytes(req, res) {
   return (req.svr && req.svr.bodyBytes) || 0;
 }
 
-// The sink for a cluster worker: reports and scrapes over IPC. sink.onFlushRequest is set by the
-// WorkerMetrics that uses it: the primary asks for fresh counts before it renders a scrape.
-function ipcSink() {
-  const pending = new Map();
-  let nextId = 1;
+// The sink for a cluster worker: reports over IPC, scrapes as the 'metrics-text' question
+// (process/messages.js). sink.onFlushRequest is set by the WorkerMetrics that uses it: the
+// worker's dispatcher calls it on the primary's 'metrics-flush', before it renders a scrape.
+function ipcSink(ask) {
   const sink = {};
-  process.on('message', (message) => {
-    if (message && message.type === 'metrics-flush' && sink.onFlushRequest) sink.onFlushRequest();
-    if (message && message.type === 'metrics-text' && pending.has(message.id)) {
-      pending.get(message.id)(message.text);
-      pending.delete(message.id);
-    }
-  });
   return Object.assign(sink, {
     report(report, done) {
       if (!process.connected) return done && done();
       return process.send({ type: 'metrics', report }, done && (() => done()));
     },
-    scrape() {
-      return new Promise((resolve, reject) => {
-        if (!process.connected) return reject(new Error('no primary'));
-        const id = nextId++;
-        const timer = setTimeout(() => { pending.delete(id); reject(new Error('the primary did not answer')); }, SCRAPE_TIMEOUT_MS);
-        pending.set(id, (text) => { clearTimeout(timer); resolve(text); });
-        return process.send({ type: 'metrics-scrape', id });
-      });
-    },
+    scrape: () => ask('metrics-text', null, { timeoutMs: SCRAPE_TIMEOUT_MS }),
   });
 }
 

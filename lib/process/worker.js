@@ -15,6 +15,7 @@ const { installCrashHandlers, observeUserCode } = require('../request-context');
 const { startHeartbeat } = require('./watchdog');
 const { watchProgress, SAMPLE_MS } = require('./drain-progress');
 const { workerSockets } = require('./held-sockets');
+const { WORKER, createDispatcher, createAsker } = require('./messages');
 
 // Errors on listen that no restart can fix: the primary stops with the message instead of looping.
 const FATAL_LISTEN_ERRORS = {
@@ -278,12 +279,14 @@ function runClusterWorker() {
     process.send({ type: 'stopped-accepting' });
   });
   const sockets = workerSockets(); // the listening sockets the primary holds (held-sockets.js)
-  process.on('message', (message, handle) => {
-    if (sockets.take(message, handle)) {
-      // kept until this worker's config names its address
-    } else if (message.type === 'no-more-connections' && confirmNoMoreConnections) {
-      confirmNoMoreConnections();
-    } else if (message.type === 'config' && !worker) {
+  const asker = createAsker((message) => process.send(message), { connected: () => process.connected });
+  let metricsSink = null;
+  // What this worker does with each message the primary sends (the table: process/messages.js).
+  const dispatch = createDispatcher(WORKER, {
+    'held-socket': (message, handle) => sockets.take(message, handle), // kept until the config names its address
+    config: (message) => {
+      if (worker) return;
+      metricsSink = message.config.metrics ? ipcSink(asker.ask) : null;
       worker = startWorker(message.config, message.configFile, {
         ready: (listeners) => process.send({ type: 'ready', listeners }),
         fatal: (code, text) => process.send({ type: 'fatal', code, message: text }, () => process.exit(1)),
@@ -291,20 +294,21 @@ function runClusterWorker() {
         stoppedAccepting,
         heldSocket: sockets.heldSocket,
         shareSocket: message.holdSockets ? sockets.shareSocket : undefined,
-        metricsSink: message.config.metrics ? ipcSink() : null,
+        metricsSink,
       }, { disableMods: message.disableMods });
       if (worker) {
         const send = (beat) => { if (process.connected) process.send(beat); };
         observeUserCode(startHeartbeat({ stallTimeoutMs: message.config.workerStallTimeout, send, served: () => worker.served, busyConnections: (windowMs) => worker.busyConnections(windowMs) }));
       }
-    } else if (message.type === 'shed-connections' && worker) {
-      worker.shedConnections(message.count, message.forMs);
-    } else if (message.type === 'reopen-logs') {
-      reopenLogs();
-    } else if (message.type === 'drain' && worker) {
-      worker.drain(message.idleGraceMs, message.timeoutMs, { transferTimeoutMs: message.transferTimeoutMs, delayMs: message.delayMs });
-    }
-  });
+    },
+    'shed-connections': (message) => worker?.shedConnections(message.count, message.forMs),
+    'reopen-logs': () => reopenLogs(),
+    drain: (message) => worker?.drain(message.idleGraceMs, message.timeoutMs, { transferTimeoutMs: message.transferTimeoutMs, delayMs: message.delayMs }),
+    'no-more-connections': () => { if (confirmNoMoreConnections) confirmNoMoreConnections(); },
+    'metrics-flush': () => metricsSink?.onFlushRequest?.(),
+    answer: (message) => asker.onAnswer(message),
+  }, log);
+  process.on('message', dispatch);
   // The primary is gone (killed with -9, say): nobody supervises this worker any more.
   process.on('disconnect', () => {
     if (confirmNoMoreConnections) confirmNoMoreConnections(); // no primary, no more connections
