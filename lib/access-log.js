@@ -133,6 +133,7 @@ function createAccessLog(config, { write = append } = {}) {
     const remote = clientAddress(req);
     // Behind a proxy, the client address the pipeline resolved (enableIPSpoofing, trustedProxies).
     res.on('close', () => { // 'close' comes once; on() spares the once-wrapper and its removal
+      if (req.svr?.internal) return; // the health and metrics paths (pipeline/health-metrics.js)
       const client = req.svr?.clientAddress === undefined ? remote : shownAddress(req.svr.clientAddress);
       write(format(describe(req, res, startedAt, client), Date.now()));
     });

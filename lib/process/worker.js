@@ -8,9 +8,9 @@ const log = require('../log');
 const accessLog = require('../access-log');
 const { createPipeline } = require('../pipeline');
 const { createListeners } = require('../net/listeners');
-const { BARE_501 } = require('../http/headers');
+const { handleUpgrade } = require('../net/upgrade');
 const { throttledErrorLog } = require('../net/connection-limit');
-const { WorkerMetrics, ipcSink, createInternalEndpoints } = require('./worker-metrics');
+const { WorkerMetrics, ipcSink } = require('./worker-metrics');
 const { installCrashHandlers, observeUserCode } = require('../request-context');
 const { startHeartbeat } = require('./watchdog');
 const { watchProgress, SAMPLE_MS } = require('./drain-progress');
@@ -60,39 +60,30 @@ class Worker {
   build(config) {
     if (this.pipeline && this.pipeline.proxy) this.pipeline.proxy.close();
     enterWebRoot(config.wwwroot);
-    this.pipeline = createPipeline(config, { log, configFile: this.configFile, disableMods: this.disableMods });
+    this.pipeline = createPipeline(config, {
+      log,
+      configFile: this.configFile,
+      disableMods: this.disableMods,
+      isDraining: () => this.draining,
+      scrapeMetrics: this.metrics ? () => this.metrics.scrape() : null,
+    });
     this.logRequest = accessLog.createAccessLog(config);
-    this.internal = createInternalEndpoints(config, { isDraining: () => this.draining, metrics: this.metrics });
   }
 
-  // CONNECT: the mods' proxy handlers, or a bare 501 (SVR.JS's answer without a proxy mod).
-  // Over HTTP/2 the server emits 'connect' with (request, response): an extended CONNECT (a
-  // WebSocket, RFC 8441) goes down the pipeline to the reverse proxy when there is one; else 501.
+  // CONNECT, on any listener, enters the site's stage list (pipeline/connect.js decides): over
+  // HTTP/2 the server emits 'connect' with (request, response); an HTTP/1 one gets a response
+  // made for its socket, as an Upgrade does.
   onConnect(req, socket, head) {
-    if (typeof socket.writeHead === 'function' && req.headers[':protocol'] && this.pipeline.proxy) {
-      return this.onRequest(req, socket, this.pipeline.handle);
-    }
-    if (typeof socket.writeHead === 'function') {
-      socket.writeHead(501);
-      socket.end();
-      return undefined;
-    }
-    if (this.pipeline.connect) return this.pipeline.connect(req, socket, head);
-    socket.on('error', () => {});
-    socket.end(BARE_501);
-    return undefined;
+    if (typeof socket.writeHead === 'function') return this.onRequest(req, socket, this.pipeline.handle);
+    return handleUpgrade(req, socket, head, (request, res) => this.onRequest(request, res, this.pipeline.handle));
   }
 
-  // handle: what answers the request (the site's pipeline, or the plain port's HTTPS redirect).
-  // The health and metrics paths are answered first, neither logged nor counted.
-  // An absolute-form request goes to the mods that take proxy requests, when there are any.
+  // handle: the stage list that answers the request (the site's, or the plain port's HTTPS
+  // redirect). Here: the access log, metrics, socket bookkeeping, Connection: close while draining.
   onRequest(req, res, handle) {
     this.served++;
-    const internal = this.internal && this.internal(req);
-    if (!internal) {
-      if (this.logRequest) this.logRequest(req, res);
-      if (this.metrics) this.metrics.observe(req, res);
-    }
+    if (this.logRequest) this.logRequest(req, res);
+    if (this.metrics) this.metrics.observe(req, res);
     // Sockets are tracked as accepted; over TLS req.socket is the TLS socket wrapping it
     // (for HTTP/2, a proxy of it), whose _parent is the accepted one.
     const state = this.sockets.get(req.socket) ?? this.sockets.get(req.socket?._parent);
@@ -105,10 +96,7 @@ class Worker {
     }
     // HTTP/2 has no Connection header: its sessions are sent a GOAWAY when the drain starts.
     if (this.draining && !res.headersSent && req.httpVersionMajor < 2) res.setHeader('Connection', 'close');
-    if (internal) return internal(req, res);
-    if (this.pipeline.proxyRequest && handle === this.pipeline.handle && isAbsoluteForm(req.url)) return this.pipeline.proxyRequest(req, res);
     handle(req, res);
-    return undefined;
   }
 
   // The HTTP/1 connections that carried a request within the last windowMs (the primary's
@@ -255,10 +243,6 @@ class Worker {
     log.warn('uncaught exception: this worker stops accepting, finishes its in-flight requests and exits');
     this.drain(RECYCLE_IDLE_GRACE_MS, this.config.shutdownTimeout);
   }
-}
-
-function isAbsoluteForm(target) {
-  return typeof target === 'string' && target !== '*' && !target.startsWith('/');
 }
 
 function enterWebRoot(wwwroot) {
