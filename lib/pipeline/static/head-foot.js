@@ -11,7 +11,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const crypto = require('node:crypto');
 const { makeETag, evaluatePreconditions } = require('./conditional');
-const { errorStatus } = require('./resolve');
+const { errorStatus } = require('../path-policy');
 
 // Read from a descriptor checked to lie where the web root's symlink rule allows (site.webRoot).
 function readFirst(site, names) {
