@@ -131,10 +131,11 @@ function createAccessLog(config, { write = append } = {}) {
     const startedAt = performance.now(); // monotonic, as hrtime, without a BigInt per request
     // Read now: by 'close' an HTTP/2 stream (and a destroyed socket) no longer knows its peer.
     const remote = clientAddress(req);
-    // Behind a proxy, the client address the pipeline resolved (enableIPSpoofing, trustedProxies).
+    // The client address the pipeline resolved (behind a proxy: enableIPSpoofing, trustedProxies);
+    // the peer for a request no pipeline saw.
     res.on('close', () => { // 'close' comes once; on() spares the once-wrapper and its removal
       if (req.svr?.internal) return; // the health and metrics paths (pipeline/health-metrics.js)
-      const client = req.svr?.clientAddress === undefined ? remote : shownAddress(req.svr.clientAddress);
+      const client = req.svr === undefined ? remote : shownAddress(req.svr.clientAddress);
       write(format(describe(req, res, startedAt, client), Date.now()));
     });
   };

@@ -18,7 +18,7 @@ const { createErrorPages } = require('./error-pages');
 const { createServerHeadersStage, createPathHeadersStage, createHostHeadersStage } = require('./response-headers');
 const { createVirtualHosts } = require('./virtual-hosts');
 const { createSanitizeStage } = require('./sanitize');
-const { createStrictHttpStage } = require('./strict-http');
+const { createStrictHeadStage } = require('./strict-head');
 const { createRewriteStage } = require('./rewrite');
 const { createProxyStage } = require('./proxy');
 const { createWwwRedirectStage } = require('./www-redirect');
@@ -42,12 +42,12 @@ function createPipeline(config, { log, configFile, disableMods = false, isDraini
   const { scripting, staticFiles, rootScripting } = createRootStages(site, { disableMods });
   const fail = (req, res, error) => site.sendError(req, res, 500, { error });
   const proxy = createProxyStage(site);
-  const counters = config.allowStatus === true ? createRequestCounters() : null;
+  const counters = config.allowStatus ? createRequestCounters() : null;
   const healthAndMetrics = createHealthMetricsStage(site, { isDraining, scrapeMetrics });
   const stages = [
     createForwardProxyStage(rootScripting && rootScripting.proxyRequest),
     createServerHeadersStage(site),
-    createStrictHttpStage(site),
+    createStrictHeadStage(site),
     createClientAddressStage(site),
     createBlocklistStage(site),
     healthAndMetrics,
@@ -66,7 +66,7 @@ function createPipeline(config, { log, configFile, disableMods = false, isDraini
   ].filter(Boolean);
   const redirectStages = [
     createServerHeadersStage(site),
-    createStrictHttpStage(site),
+    createStrictHeadStage(site),
     createClientAddressStage(site),
     createBlocklistStage(site),
     healthAndMetrics,
@@ -119,12 +119,14 @@ function applyEnvironment(config) {
   for (const [name, value] of Object.entries(config.environmentVariables || {})) process.env[name] = String(value);
 }
 
-// req.svr: the one per-request record the stages share (docs/architecture.md lists its fields).
+// req.svr: the one per-request record the stages share (docs/architecture.md lists its fields),
+// made here for every request a pipeline entry point takes. clientAddress starts as the peer's
+// address; the clientAddress stage replaces it behind a trusted proxy.
 // counters: the status page's request counts (status.js), or null when it is off.
 function withRecord(run, counters) {
   return function handle(req, res) {
     if (counters !== null) counters.count(req, res);
-    req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null, clientAddress: undefined, internal: false };
+    req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null, clientAddress: req.socket.remoteAddress, internal: false };
     run(req, res);
   };
 }

@@ -6,27 +6,23 @@
 //                   symlinks, containment); every refusal a 404
 //   directory       301 to add the trailing slash, then index.html / index.htm / index.xhtml, a listing
 //                   (listing.js, with enableDirectoryListing) or 403
-//   respond.js      one path for a file: representation, preconditions, HEAD/Range, body
-//   head-foot.js    .html pages wrapped in .head/.foot (enableIncludingHeadAndFootInHTML)
+//   respond.js      one path for a file: representation (.html pages wrapped in .head/.foot with
+//                   enableIncludingHeadAndFootInHTML among them), preconditions, HEAD/Range, body
 
 const fs = require('node:fs');
 const { sanitizeTarget, encodePath } = require('../../http/target');
 const { ALLOW } = require('../../http/headers');
 const { pathPolicyFor, errorStatus } = require('../path-policy');
 const { createResponder } = require('./respond');
-const { createHeadFoot } = require('./head-foot');
 
 function createStaticStage(site) {
   const { config, sendError } = site;
-  const trailingRedirect = config.disableTrailingSlashRedirects !== true;
-  const listingEnabled = config.enableDirectoryListing === true;
+  const trailingRedirect = !config.disableTrailingSlashRedirects;
+  const listingEnabled = config.enableDirectoryListing;
   const { resolve, indexFile, isHidden } = pathPolicyFor(site);
   const { respond } = createResponder(site, { isHidden });
   // listing.js is loaded only where listings are on: ~3 MiB less in each idle worker otherwise.
   const listDirectory = listingEnabled ? require('./listing').createListing(site, { isHidden }) : null;
-  const headFoot = createHeadFoot(site); // null unless enableIncludingHeadAndFootInHTML and the files exist
-  const serveFile = headFoot === null ? respond
-    : (req, res, found) => (headFoot.applies(found.real) ? headFoot.serve(req, res, found) : respond(req, res, found));
 
   function answerStatus(req, res, status, error) {
     return sendError(req, res, status, { error: status === 500 ? error : undefined });
@@ -70,7 +66,7 @@ function createStaticStage(site) {
       pathname += '/';
     }
     const index = indexFile(pathname);
-    if (index !== null) return index.status ? sendError(req, res, index.status) : serveFile(req, res, index);
+    if (index !== null) return index.status ? sendError(req, res, index.status) : respond(req, res, index);
     if (!listingEnabled) return sendError(req, res, 403);
     return listDirectory(req, res, pathname, real).catch((err) => answerStatus(req, res, errorStatus(err), err));
   }
@@ -84,7 +80,7 @@ function createStaticStage(site) {
     if (found.status) return answerStatus(req, res, found.status, found.error);
     if (found.stats.isDirectory()) return serveDirectory(req, res, pathname, found.real);
     if (!found.stats.isFile() || pathname.endsWith('/')) return sendError(req, res, 404);
-    return serveFile(req, res, found);
+    return respond(req, res, found);
   };
 }
 
