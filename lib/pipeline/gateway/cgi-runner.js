@@ -14,7 +14,7 @@
 //   output started answers 504.
 
 const { spawn } = require('node:child_process');
-const { requestHasBody } = require('./fastcgi/request');
+const { requestHasBody } = require('../upstream');
 
 const MAX_STDERR_BYTES = 65536;
 

@@ -3,10 +3,11 @@
 // PHP-FPM) and the `cgi` rules (a process per request). Rules are tried in order, the fastcgi
 // ones first; the first whose path prefix (and host) matches decides.
 //
-//   createGatewayStage(site, { resolve }) -> null (no rules) | stage(req, res, next)
-//     resolve(pathname): the path policy the static stage serves by (hidden files, the server's
-//     own files, symbolic links, containment in the web root); nothing it refuses ever runs.
+//   createGatewayStage(site) -> null (no rules) | stage(req, res, next)
 //     stage.close()  closes the pooled FastCGI connections (a worker that drains)
+// Scripts are found with the path policy the static stage serves by (../path-policy.js: hidden
+// files, the server's own files, symbolic links, containment in the web root): nothing it
+// refuses ever runs.
 //
 // Parts: rules.js (the rules, compiled once), script-path.js (URL path -> script, PATH_INFO),
 // environment.js (RFC 3875 variables), cgi-response.js (the script's header block and body),
@@ -19,19 +20,22 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { sanitizeTarget } = require('../../http/target');
+const { pathPolicyFor } = require('../path-policy');
+const { requestHasBody } = require('../upstream');
 const { compileGatewayRules, findRule } = require('./rules');
 const { findScript, hasExtension } = require('./script-path');
 const { buildEnvironment } = require('./environment');
 const { CgiResponse } = require('./cgi-response');
-const { fastcgiRequest, requestHasBody } = require('./fastcgi/request');
+const { fastcgiRequest } = require('./fastcgi/request');
 const { runCgi } = require('./cgi-runner');
 
 const MAX_LOCAL_REDIRECTS = 10;
 
-function createGatewayStage(site, { resolve }) {
+function createGatewayStage(site) {
   const { rules, errors } = compileGatewayRules(site.config);
   if (errors.length) throw Object.assign(new Error(errors.join('\n')), { configErrors: errors });
   if (rules.length === 0) return null;
+  const { resolve } = pathPolicyFor(site);
   const extensions = [...new Set(rules.flatMap((rule) => rule.extensions))];
   const log = site.log;
 

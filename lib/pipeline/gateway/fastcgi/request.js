@@ -19,15 +19,10 @@
 // - A client that goes away: the connection is destroyed (PHP-FPM ends the script's request).
 
 const { TYPE, PROTOCOL_STATUS, beginRequest, paramsRecords, streamRecords } = require('./records');
+const { requestHasBody } = require('../../upstream');
 
 const REQUEST_ID = 1; // one request per connection at a time (PHP-FPM does not multiplex)
 const MAX_STDERR_BYTES = 65536;
-
-function requestHasBody(req) {
-  if (req.httpVersionMajor === 2) return !(req.stream && req.stream.endAfterHeaders);
-  const length = req.headers['content-length'];
-  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-}
 
 function fastcgiRequest(req, res, { pool, params, timeouts, response, log, label }) {
   const hasBody = requestHasBody(req);
@@ -181,4 +176,4 @@ function fastcgiRequest(req, res, { pool, params, timeouts, response, log, label
   acquire();
 }
 
-module.exports = { fastcgiRequest, requestHasBody };
+module.exports = { fastcgiRequest };
