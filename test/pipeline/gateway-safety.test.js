@@ -322,3 +322,17 @@ test('a request body of unknown length (chunked) gets 411: scripts read CONTENT_
   const sized = await request(`${site.url}/x.php`, { method: 'POST', body: 'a=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
   assert.equal(sized.status, 200);
 });
+
+test('with virtual hosts, each host runs the scripts of its own web root', async (t) => {
+  const dir = makeTempDir();
+  const fcgi = await echoServer(dir);
+  const site = await startPipeline({
+    config: { wwwrootVHost: [{ host: 'a.example', wwwroot: 'a' }], fastcgi: [{ upstream: fcgi.upstream, frontController: null }] },
+    files: { 'x.php': SOURCE, '../a/x.php': SOURCE, '../a/only-a.php': SOURCE },
+  });
+  t.after(async () => { await site.stop(); await fcgi.stop(); });
+  const a = fs.realpathSync(path.join(site.dir, 'a'));
+  assert.equal((await request(`${site.url}/x.php`, { headers: { host: 'a.example' } })).text, `ran ${path.join(a, 'x.php')} info=[]`);
+  assert.equal((await request(`${site.url}/x.php`)).text, `ran ${path.join(site.root, 'x.php')} info=[]`);
+  assert.equal((await request(`${site.url}/only-a.php`)).status, 404, 'another host\'s script is not there');
+});
