@@ -74,6 +74,7 @@ function checkConfig(config, { file, configFile = path.resolve(file), extraValid
     // directory, where svr moves legacy mods' files): each found says which svr key does the same.
     const hints = gatewayHints([path.dirname(configFile), stateDirectory(config)], givenKeys);
     warnings.push(...hints.map(({ key, message }) => `${key}: ${message}`));
+    warnings.push(...missingFastcgiSockets(config).map((problem) => formatProblem(file, problem)));
   }
   const errors = inFileOrder(problems, config).map((problem) => formatProblem(file, problem));
   return errors.length ? failure(configFile, errors, warnings) : { config, errors, warnings, configFile };
@@ -286,6 +287,17 @@ function proxyProtocolProblem({ acceptProxyProtocol, trustedProxies }) {
   const wanted = acceptProxyProtocol === true || (isPlainObject(acceptProxyProtocol) && Object.values(acceptProxyProtocol).includes(true));
   if (!wanted || !Array.isArray(trustedProxies) || trustedProxies.length > 0) return null;
   return { key: 'acceptProxyProtocol', message: 'needs trustedProxies: the addresses of the load balancers allowed to send the PROXY header' };
+}
+
+// A PHP-FPM socket that is not there yet is no error (PHP-FPM may start after svr), but the
+// likeliest reason for the 502s that follow: said once, at the check and at start.
+function missingFastcgiSockets({ fastcgi }) {
+  if (!Array.isArray(fastcgi)) return [];
+  return fastcgi.flatMap((rule, i) => {
+    const socket = isPlainObject(rule) && typeof rule.upstream === 'string' && rule.upstream.startsWith('unix:/') ? rule.upstream.slice(5) : null;
+    if (socket === null || fs.existsSync(socket)) return [];
+    return [{ key: `fastcgi[${i}].upstream`, message: `${socket} does not exist (yet): its requests get 502 until PHP-FPM listens there (Debian: apt install php-fpm; systemctl status php8.2-fpm)` }];
+  });
 }
 
 // A cgi rule needs a script directory or extensions: with neither it would run nothing.

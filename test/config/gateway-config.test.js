@@ -67,3 +67,11 @@ test('gateway mod files in the state directory (where svr keeps legacy mods\' fi
   const { warnings } = check({ stateDirectory: 'state' }, { 'state/redbrick-scriptexts.json': JSON.stringify(['.cgi']) });
   assert.ok(warnings.some((w) => /state\/redbrick-scriptexts\.json: RedBrick .*"cgi": \[\{"path":"\/cgi-bin\/"\},\{"extensions":\[".cgi"\]\}\]/.test(w)), warnings.join('\n'));
 });
+
+test('a PHP-FPM socket that is not there is a warning naming the key, not an error', () => {
+  const dir = makeTempDir();
+  const { errors, warnings } = check({ fastcgi: [{ upstream: `unix:${path.join(dir, 'php-fpm.sock')}` }, { upstream: '127.0.0.1:9000' }] });
+  assert.deepEqual(errors, []);
+  assert.equal(warnings.length, 1, warnings.join('\n'));
+  assert.match(warnings[0], /fastcgi\[0\]\.upstream: .*php-fpm\.sock does not exist \(yet\): its requests get 502 until PHP-FPM listens there/);
+});
