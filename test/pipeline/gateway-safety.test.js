@@ -336,3 +336,28 @@ test('with virtual hosts, each host runs the scripts of its own web root', async
   assert.equal((await request(`${site.url}/x.php`)).text, `ran ${path.join(site.root, 'x.php')} info=[]`);
   assert.equal((await request(`${site.url}/only-a.php`)).status, 404, 'another host\'s script is not there');
 });
+
+test('a client slower than timeouts.idle is no idle upstream: the response arrives whole', async (t) => {
+  const TOTAL = 8 * 1024 * 1024;
+  const dir = makeTempDir();
+  const fcgi = await startFakeFastcgi(dir, (r) => {
+    r.write('Content-Type: application/octet-stream\r\n\r\n');
+    r.write(Buffer.alloc(TOTAL, 'y'));
+    r.end();
+  });
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream, timeouts: { idle: 300 } }] }, files: { 'slow.php': '' } });
+  t.after(async () => { await site.stop(); await fcgi.stop(); });
+  const received = await new Promise((resolve, reject) => {
+    http.get(`${site.url}/slow.php`, (res) => {
+      let bytes = 0;
+      res.pause();
+      // Hold the response unread for three idle limits, then read it all.
+      const resumeAt = setTimeout(() => res.resume(), 900);
+      res.on('data', (c) => { bytes += c.length; });
+      res.on('end', () => resolve(bytes));
+      res.on('error', (error) => { clearTimeout(resumeAt); reject(error); });
+      res.on('aborted', () => reject(new Error(`cut after ${bytes} bytes`)));
+    }).on('error', reject);
+  });
+  assert.equal(received, TOTAL);
+});

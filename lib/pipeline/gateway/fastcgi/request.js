@@ -13,7 +13,8 @@
 // - FCGI_STDERR lines go to the error log (at most MAX_STDERR_BYTES per request).
 // - Timeouts: the pool's connect (502); firstByte from the request's arrival to the first output
 //   byte, waiting for a connection included (504); idle, silence on the socket during the request
-//   (504 before the output started, else the client's response is cut).
+//   (504 before the output started, else the client's response is cut), not counted while svr
+//   stops reading for a slow client.
 // - A kept-alive connection the server closed just as the request was sent is replaced by a new
 //   one once, when the request has no body (nothing of it was consumed).
 // - A client that goes away: the connection is destroyed (PHP-FPM ends the script's request).
@@ -98,9 +99,16 @@ function fastcgiRequest(req, res, { pool, params, timeouts, response, log, label
       const more = response.push(bytes);
       if (response.done) return finish(false); // abandoned (a bad header block, a body over its length)
       if (more === false && connection !== null) {
-        const socket = connection.socket;
+        // The client is slow, not the server: no idle limit while svr itself stops reading.
+        const paused = connection;
+        const socket = paused.socket;
         socket.pause();
-        res.once('drain', () => socket.resume());
+        socket.setTimeout(0);
+        res.once('drain', () => {
+          if (finished || connection !== paused) return;
+          socket.setTimeout(timeouts.idle);
+          socket.resume();
+        });
       }
     },
     end(appStatus, protocolStatus) {
