@@ -361,3 +361,12 @@ test('a client slower than timeouts.idle is no idle upstream: the response arriv
   });
   assert.equal(received, TOTAL);
 });
+
+test('every 502 says why in the log', async (t) => {
+  const dir = makeTempDir();
+  const fcgi = await startFakeFastcgi(dir, (r) => { r.write('Status: abc\r\n\r\n'); r.end(); });
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream }] }, files: { 'x.php': '' } });
+  t.after(async () => { await site.stop(); await fcgi.stop(); });
+  assert.equal((await request(`${site.url}/x.php`)).status, 502);
+  await site.waitForLog(/warn fastcgi unix:.*: GET \/x\.php: an invalid Status: "abc"; answering 502/);
+});

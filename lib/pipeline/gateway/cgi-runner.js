@@ -70,8 +70,7 @@ function runCgi(req, res, { command, args, cwd, env, timeoutMs, slots, response,
       log.warn(`cgi ${label}: ${req.method} ${req.url}: ${reason}; response cut`);
       res.destroy();
     } else {
-      log.warn(`cgi ${label}: ${req.method} ${req.url}: ${reason}; answering ${status}`);
-      response.fail(status, reason);
+      response.fail(status, reason); // logs the reason with the status
     }
   }
 

@@ -56,7 +56,10 @@ function createGatewayStage(site) {
     // without content-length) would reach them empty. Streaming forbids counting it first.
     if (req.headers['content-length'] === undefined && requestHasBody(req)) return site.sendError(req, res, 411);
     const response = new CgiResponse(req, res, {
-      fail: (status) => site.sendError(req, res, status),
+      fail: (status, reason) => {
+        log.warn(`${rule.kind} ${rule.label}: ${req.method} ${req.url}: ${reason}; answering ${status}`);
+        site.sendError(req, res, status);
+      },
       localRedirect: (location) => redirect(req, res, next, location, redirects + 1),
     });
     const params = buildEnvironment(req, site, found, rule.env);

@@ -45,8 +45,7 @@ function fastcgiRequest(req, res, { pool, params, timeouts, response, log, label
       log.warn(`fastcgi ${label}: ${req.method} ${req.url}: ${reason}; response cut`);
       res.destroy();
     } else {
-      log.warn(`fastcgi ${label}: ${req.method} ${req.url}: ${reason}; answering ${status}`);
-      response.fail(status, reason);
+      response.fail(status, reason); // logs the reason with the status
     }
   }
 
