@@ -15,6 +15,7 @@
 
 const { spawn } = require('node:child_process');
 const { requestHasBody } = require('../upstream');
+const { StderrLines } = require('./stderr-lines');
 
 const MAX_STDERR_BYTES = 65536;
 
@@ -57,8 +58,7 @@ function killGroup(child) {
 function runCgi(req, res, { command, args, cwd, env, timeoutMs, slots, response, log, label }) {
   let child = null;
   let finished = false;
-  let stderrBytes = 0;
-  let stderr = '';
+  const stderr = new StderrLines((line) => log.error(`cgi ${label}: ${req.url}: ${line}`), MAX_STDERR_BYTES);
   let leaveQueue = null;
 
   const timer = timeoutMs > 0 ? setTimeout(() => stop(504, `still running after ${timeoutMs} ms: killed`), timeoutMs) : null;
@@ -84,18 +84,7 @@ function runCgi(req, res, { command, args, cwd, env, timeoutMs, slots, response,
     clearTimeout(timer);
     if (leaveQueue) leaveQueue();
     if (child !== null) killGroup(child);
-    flushStderr(true);
-  }
-
-  function flushStderr(all) {
-    let nl;
-    while ((nl = stderr.indexOf('\n')) !== -1) {
-      const line = stderr.slice(0, nl).replace(/\r$/, '');
-      if (line) log.error(`cgi ${label}: ${req.url}: ${line}`);
-      stderr = stderr.slice(nl + 1);
-    }
-    if (all && stderr) log.error(`cgi ${label}: ${req.url}: ${stderr}`);
-    if (all) stderr = '';
+    stderr.flush();
   }
 
   function start() {
@@ -128,12 +117,7 @@ function runCgi(req, res, { command, args, cwd, env, timeoutMs, slots, response,
         res.once('drain', () => child.stdout.resume());
       }
     });
-    child.stderr.on('data', (chunk) => {
-      if (stderrBytes >= MAX_STDERR_BYTES) return;
-      stderrBytes += chunk.length;
-      stderr += chunk.toString('utf8');
-      flushStderr(false);
-    });
+    child.stderr.on('data', (chunk) => stderr.push(chunk));
   }
 
   res.once('close', onClientClose);

@@ -21,6 +21,7 @@
 
 const { TYPE, PROTOCOL_STATUS, beginRequest, paramsRecords, streamRecords } = require('./records');
 const { requestHasBody } = require('../../upstream');
+const { StderrLines } = require('../stderr-lines');
 
 const REQUEST_ID = 1; // one request per connection at a time (PHP-FPM does not multiplex)
 const MAX_STDERR_BYTES = 65536;
@@ -33,8 +34,7 @@ function fastcgiRequest(req, res, { pool, params, timeouts, response, log, label
   let bodySent = !hasBody;
   let output = false; // a byte of FCGI_STDOUT arrived
   let retried = false;
-  let stderr = '';
-  let stderrBytes = 0;
+  const stderr = new StderrLines((line) => log.error(`fastcgi ${label}: ${req.url}: ${line}`), MAX_STDERR_BYTES);
 
   const firstByteTimer = setTimeout(() => stop(504, `no output within ${timeouts.firstByte} ms`), timeouts.firstByte);
 
@@ -49,17 +49,17 @@ function fastcgiRequest(req, res, { pool, params, timeouts, response, log, label
     }
   }
 
-  // keep: the connection is left as the server expects the next request.
   function onClientClose() {
     if (!finished) finish(false); // the client went away: the script's request ends with the socket
   }
 
+  // keep: the connection is left as the server expects the next request.
   function finish(keep) {
     finished = true;
     res.removeListener('close', onClientClose);
     clearTimeout(firstByteTimer);
     if (cancelWait) cancelWait();
-    flushStderr(true);
+    stderr.flush();
     if (connection === null) return;
     const c = connection;
     connection = null;
@@ -70,26 +70,10 @@ function fastcgiRequest(req, res, { pool, params, timeouts, response, log, label
     else pool.discard(c);
   }
 
-  function flushStderr(all) {
-    let nl;
-    while ((nl = stderr.indexOf('\n')) !== -1) {
-      const line = stderr.slice(0, nl).replace(/\r$/, '');
-      if (line) log.error(`fastcgi ${label}: ${req.url}: ${line}`);
-      stderr = stderr.slice(nl + 1);
-    }
-    if (all && stderr) log.error(`fastcgi ${label}: ${req.url}: ${stderr}`);
-    if (all) stderr = '';
-  }
-
   const records = {
     data(type, bytes) {
       if (finished) return;
-      if (type === TYPE.STDERR) {
-        if (stderrBytes >= MAX_STDERR_BYTES) return;
-        stderrBytes += bytes.length;
-        stderr += bytes.toString('utf8');
-        return flushStderr(false);
-      }
+      if (type === TYPE.STDERR) return stderr.push(bytes);
       if (type !== TYPE.STDOUT) return;
       if (!output) {
         output = true;
