@@ -86,3 +86,17 @@ test('parseHeaderBlock counts the fields (a local redirect has exactly one)', ()
   assert.equal(parseHeaderBlock('Location: /a').count, 1);
   assert.equal(parseHeaderBlock('Location: /a\r\nContent-Type: text/plain').count, 2);
 });
+
+test('the default header block limit is 64 KiB', () => {
+  const sized = (n) => {
+    const res = fakeResponse();
+    const events = [];
+    const out = new CgiResponse({ method: 'GET', svr: {} }, res, { fail: (status) => events.push(status), localRedirect: () => {} });
+    out.push(Buffer.from(`X-Big: ${'a'.repeat(n)}\r\n`));
+    out.push(Buffer.from('\r\nbody'));
+    out.end();
+    return { status: res.status, events };
+  };
+  assert.equal(sized(65000).status, 200);
+  assert.deepEqual(sized(66000).events, [502]);
+});
