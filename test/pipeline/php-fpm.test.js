@@ -165,3 +165,33 @@ test('PHP-FPM over TCP (127.0.0.1:PORT)', async (t) => {
   assert.equal(res.status, 200);
   assert.match(res.text, /^Hello from PHP/);
 });
+
+test('over HTTPS and HTTP/2: HTTPS=on, REQUEST_SCHEME=https, :authority as HTTP_HOST, a POST', async (t) => {
+  if (skip()) return t.skip(skip());
+  const { startTlsPipeline, h2Request } = require('../support/tls-helpers');
+  const tls = await startTlsPipeline({ config: { enableHTTP2: true, fastcgi: [{ upstream: fpm.upstream }] }, files: { 'vars.php': SCRIPTS['vars.php'], 'status.php': SCRIPTS['status.php'] } });
+  t.after(() => tls.stop());
+  readableByAll(tls.dir, tls.root);
+  const body = 'x=1&y=2';
+  const res = await h2Request(tls.httpsUrl, '/vars.php?q=h2', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(body.length) }, body });
+  assert.equal(res.status, 200, res.text);
+  assert.equal(res.alpn, 'h2');
+  const { get, post, server } = JSON.parse(res.text);
+  assert.deepEqual(get, { q: 'h2' });
+  assert.deepEqual(post, { x: '1', y: '2' });
+  assert.equal(server.HTTPS, 'on');
+  assert.equal(server.REQUEST_SCHEME, 'https');
+  assert.equal(server.SERVER_PROTOCOL, 'HTTP/2.0');
+  assert.equal(server.HTTP_HOST, `localhost:${tls.sport}`);
+  assert.equal(server.SERVER_NAME, 'localhost');
+  // PHP's "Status: 418 I'm a teapot": HTTP/2 has no reason phrase, and Node warns when given one.
+  const warnings = [];
+  const onWarning = (warning) => warnings.push(warning.message);
+  process.on('warning', onWarning);
+  t.after(() => process.off('warning', onWarning));
+  const teapot = await h2Request(tls.httpsUrl, '/status.php');
+  assert.equal(teapot.status, 418);
+  assert.deepEqual(teapot.headers['set-cookie'], ['first=1', 'second=2']);
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(warnings, []);
+});

@@ -99,7 +99,8 @@ class CgiResponse {
       this.declaredLength = declared;
     }
     try {
-      this.res.writeHead(code, message || undefined, headers);
+      // HTTP/2 has no reason phrase (Node warns when given one).
+      this.res.writeHead(code, this.req.httpVersionMajor >= 2 ? undefined : message || undefined, headers);
     } catch (error) { // a value Node will not send (HTTP/2 is stricter than HTTP/1)
       return this.abandon(502, `an unusable header: ${error.message}`), true;
     }
