@@ -370,3 +370,30 @@ test('every 502 says why in the log', async (t) => {
   assert.equal((await request(`${site.url}/x.php`)).status, 502);
   await site.waitForLog(/warn fastcgi unix:.*: GET \/x\.php: an invalid Status: "abc"; answering 502/);
 });
+
+test('a request body streams to the server as it arrives, never gathered first', { timeout: 30000 }, async (t) => {
+  const HALF = 1024 * 1024;
+  const dir = makeTempDir();
+  let received = 0;
+  let halfArrived;
+  const arrived = new Promise((resolve) => { halfArrived = resolve; });
+  const fcgi = await startFakeFastcgi(dir, (r) => {
+    r.write(`Content-Type: text/plain\r\n\r\n${r.body.length}`);
+    r.end();
+  }, { onStdin: (length) => { received += length; if (received >= HALF / 2) halfArrived(); } });
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream }] }, files: { 'upload.php': '' } });
+  t.after(async () => { await site.stop(); await fcgi.stop(); });
+  const answer = new Promise((resolve, reject) => {
+    const req = http.request(`${site.url}/upload.php`, { method: 'POST', headers: { 'content-length': 2 * HALF } }, (res) => {
+      let text = '';
+      res.on('data', (c) => { text += c; });
+      res.on('end', () => resolve(text));
+    });
+    req.on('error', reject);
+    req.write(Buffer.alloc(HALF, 'a'));
+    // The second half goes out only once the server has seen part of the first: a gateway that
+    // gathered the body before sending it would wait here for ever.
+    arrived.then(() => req.end(Buffer.alloc(HALF, 'b')));
+  });
+  assert.equal(await answer, String(2 * HALF));
+});

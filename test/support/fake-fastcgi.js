@@ -4,12 +4,13 @@
 // here again, independently of lib/pipeline/gateway/fastcgi/records.js, so that a mistake there
 // cannot hide in both ends.
 //
-//   const fcgi = await startFakeFastcgi(dir, onRequest, { serial })
+//   const fcgi = await startFakeFastcgi(dir, onRequest, { serial, onStdin })
 //   onRequest({ params, body, write(bytes), stderr(text), end(), socket }): called once the body
 //   (FCGI_STDIN) is complete; write() sends FCGI_STDOUT (returns socket.write's verdict), end()
 //   sends the empty STDOUT and FCGI_END_REQUEST. Leave them uncalled for a server that never answers.
 //   fcgi.upstream ('unix:...'), fcgi.requests ([params]), fcgi.open() (connections open now),
 //   fcgi.accepted() (connections ever), fcgi.stop()
+//   onStdin(bytes): each FCGI_STDIN record's length as it arrives (the body streaming in);
 //   serial: serve one connection at a time, as a PHP-FPM with one child does: a connection waits,
 //   unread, until the one before it is closed (kept-alive idle connections included).
 
@@ -46,7 +47,7 @@ function decodePairs(buf) {
   return pairs;
 }
 
-async function startFakeFastcgi(dir, onRequest, { serial = false } = {}) {
+async function startFakeFastcgi(dir, onRequest, { serial = false, onStdin = null } = {}) {
   const socketPath = path.join(dir, `fake-fcgi-${process.pid}-${Math.random().toString(36).slice(2)}.sock`);
   const sockets = new Set();
   const requests = [];
@@ -87,7 +88,10 @@ async function startFakeFastcgi(dir, onRequest, { serial = false } = {}) {
         buffered = buffered.subarray(8 + length + padding);
         if (type === 1) { params = []; body = []; }
         if (type === 4) params.push(Buffer.from(content));
-        if (type === 5 && length > 0) body.push(Buffer.from(content));
+        if (type === 5 && length > 0) {
+          body.push(Buffer.from(content));
+          if (onStdin) onStdin(length);
+        }
         if (type === 5 && length === 0) {
           const decoded = decodePairs(Buffer.concat(params));
           requests.push(decoded);
