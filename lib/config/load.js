@@ -74,7 +74,7 @@ function checkConfig(config, { file, configFile = path.resolve(file), extraValid
     // directory, where svr moves legacy mods' files): each found says which svr key does the same.
     const hints = gatewayHints([path.dirname(configFile), stateDirectory(config)], givenKeys);
     warnings.push(...hints.map(({ key, message }) => `${key}: ${message}`));
-    warnings.push(...missingFastcgiSockets(config).map((problem) => formatProblem(file, problem)));
+    warnings.push(...[...missingFastcgiSockets(config), ...missingInterpreters(config)].map((problem) => formatProblem(file, problem)));
   }
   const errors = inFileOrder(problems, config).map((problem) => formatProblem(file, problem));
   return errors.length ? failure(configFile, errors, warnings) : { config, errors, warnings, configFile };
@@ -297,6 +297,16 @@ function missingFastcgiSockets({ fastcgi }) {
     const socket = isPlainObject(rule) && typeof rule.upstream === 'string' && rule.upstream.startsWith('unix:/') ? rule.upstream.slice(5) : null;
     if (socket === null || fs.existsSync(socket)) return [];
     return [{ key: `fastcgi[${i}].upstream`, message: `${socket} does not exist (yet): its requests get 502 until PHP-FPM listens there (Debian: apt install php-fpm; systemctl status php8.2-fpm)` }];
+  });
+}
+
+// A CGI interpreter named by its path that is not there: every script of the rule would get 502.
+function missingInterpreters({ cgi }) {
+  if (!Array.isArray(cgi)) return [];
+  return cgi.flatMap((rule, i) => {
+    const program = isPlainObject(rule) && Array.isArray(rule.interpreter) ? rule.interpreter[0] : null;
+    if (typeof program !== 'string' || !program.startsWith('/') || fs.existsSync(program)) return [];
+    return [{ key: `cgi[${i}].interpreter`, message: `${program} does not exist: the rule's scripts get 502 until it is installed` }];
   });
 }
 

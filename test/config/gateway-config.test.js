@@ -75,3 +75,10 @@ test('a PHP-FPM socket that is not there is a warning naming the key, not an err
   assert.equal(warnings.length, 1, warnings.join('\n'));
   assert.match(warnings[0], /fastcgi\[0\]\.upstream: .*php-fpm\.sock does not exist \(yet\): its requests get 502 until PHP-FPM listens there/);
 });
+
+test('a CGI interpreter that is not there is a warning naming the key', () => {
+  const { errors, warnings } = check({ cgi: [{ extensions: ['.py'], interpreter: ['/nonexistent/python9'] }, { extensions: ['.sh'], interpreter: ['/bin/sh'] }] });
+  assert.deepEqual(errors, []);
+  assert.equal(warnings.length, 1, warnings.join('\n'));
+  assert.match(warnings[0], /cgi\[0\]\.interpreter: \/nonexistent\/python9 does not exist: the rule's scripts get 502/);
+});
