@@ -210,3 +210,10 @@ test('php-cgi as a CGI interpreter for .php', async (t) => {
   assert.equal(res.text, 'php-cgi says hi /hello.php');
   assert.deepEqual(res.headers['set-cookie'], ['c=1']);
 });
+
+test('a program that cannot start: 502 with the reason in the log, and its slot is free again', async (t) => {
+  const site = await startPipeline({ config: { cgi: [{ extensions: ['.py'], interpreter: ['/nonexistent/python9'], maxProcesses: 1 }] }, files: { 'x.py': 'print(1)' } });
+  t.after(() => site.stop());
+  for (let i = 0; i < 3; i++) assert.equal((await request(`${site.url}/x.py`)).status, 502);
+  await site.waitForLog(/warn cgi \.py: GET \/x\.py: cannot start: ENOENT; answering 502/);
+});
