@@ -1,7 +1,7 @@
 'use strict';
 // The request pipeline of a worker: an explicit list of stages, built once per config.
 //
-//   createPipeline(config, { log, configFile, disableMods }) ->
+//   createPipeline(config, { log, configFile, disableMods, rateLimiter }) ->
 //     { site, proxy, handle(req, res), httpsRedirect(req, res), proxyRequest?(req, res), connect?(req, socket, head) }
 //
 // Every request runs these stages in order; each answers it or calls next() (docs/architecture.md):
@@ -16,6 +16,7 @@
 //   pathHeaders     response-headers.js  customHeaders with {path}, filled after rewriting
 //   hostHeaders     response-headers.js  customHeadersVHost: the matching host's headers on top
 //   accessRules     access/rules.js      nonStandardCodes: redirects, 401 logins, 403/410/...
+//   rateLimits      access/rate-limits.js  rateLimits: 429 (or a delay) over a client's rate, counted by rateLimiter
 //   reverseProxy    proxy/               `proxy` rules: forwarded to upstreams (WebSocket upgrades too)
 //   scripting       scripting/           mods in name order, then serverSideScript.js
 //   status          status.js            /svrjsstatus.svr with allowStatus
@@ -40,12 +41,15 @@ const { createPostfixStage } = require('./postfixes');
 const { createClientAddressStage } = require('./access/client-address');
 const { createBlocklistStage } = require('./access/blocklist');
 const { createAccessRulesStage } = require('./access/rules');
+const { createRateLimitStage } = require('./access/rate-limits');
 const { createScriptingStage } = require('./scripting');
 const { createStaticStage } = require('./static');
 const { createStatusStage, createRequestCounters } = require('./status');
 const { createHttpsRedirectStage } = require('./https-redirect');
 
-function createPipeline(config, { log, configFile, disableMods = false } = {}) {
+// rateLimiter: the host's rate-limit counter ({ take(key, rate, burst) }), from the process that
+// runs this pipeline (lib/process/rate-limits/); without it `rateLimits` are not applied.
+function createPipeline(config, { log, configFile, disableMods = false, rateLimiter = null } = {}) {
   const site = createSite(config, { log, configFile });
   site.sendError = createErrorPages(site);
   applyEnvironment(config);
@@ -65,6 +69,7 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
     createPathHeadersStage(site),
     createHostHeadersStage(site),
     createAccessRulesStage(site),
+    createRateLimitStage(site, rateLimiter),
     proxy,
     scripting,
     createStatusStage(site, counters),
@@ -132,7 +137,7 @@ function applyEnvironment(config) {
 function withRecord(run, counters) {
   return function handle(req, res) {
     if (counters !== null) counters.count(req, res);
-    req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null, clientAddress: undefined };
+    req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null, clientAddress: undefined, rateLimit: undefined };
     run(req, res);
   };
 }

@@ -29,6 +29,7 @@ class MetricsAggregator {
     this.durationSum = 0;
     this.events = { restarts: 0, recycles: 0, reloads: 0 };
     this.gauges = new Map(); // worker key -> { connections, upstreams: [{ upstream, up }] }
+    this.rateLimited = new Map(); // "rule\noutcome" -> requests refused, delayed or unavailable
   }
 
   // report: { requests: { "GET 2xx": n }, bytes, buckets: [n...], sum, connections, upstreams }
@@ -37,6 +38,7 @@ class MetricsAggregator {
     this.responseBytes += report.bytes || 0;
     (report.buckets || []).forEach((n, i) => { this.buckets[i] += n; });
     this.durationSum += report.sum || 0;
+    for (const [name, n] of Object.entries(report.rateLimits || {})) this.rateLimited.set(name, (this.rateLimited.get(name) || 0) + n);
     this.gauges.set(key, { connections: report.connections || 0, upstreams: report.upstreams || [] });
   }
 
@@ -48,7 +50,8 @@ class MetricsAggregator {
     this.events[event]++;
   }
 
-  render({ workers }) {
+  // rateLimits: the host's counter's status ({ keys, redis: null | { up } }), or null without one.
+  render({ workers, rateLimits = null }) {
     const out = [];
     const metric = (name, type, help, samples) => {
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
@@ -76,9 +79,22 @@ class MetricsAggregator {
     metric('svr_workers', 'gauge', 'Workers serving.', [['', workers]]);
     for (const [event, [name, help]] of Object.entries(EVENTS)) metric(name, 'counter', help, [['', this.events[event]]]);
     metric('svr_proxy_upstream_up', 'gauge', 'Proxy upstreams: 1 when every worker considers it healthy, else 0.', upstreamSamples(gauges));
+    metric('svr_rate_limited_requests_total', 'counter', 'Requests a rate limit refused (429), delayed, or refused while its store was down (503), by rule.',
+      [...this.rateLimited].sort().map(([key, n]) => {
+        const [rule, outcome] = key.split('\n');
+        return [`{rule="${labelValue(rule)}",outcome="${outcome}"}`, n];
+      }));
+    if (rateLimits) {
+      metric('svr_rate_limit_keys', 'gauge', 'Clients this host keeps rate-limit counters for (at most rateLimitStore.maxKeys).', [['', rateLimits.keys]]);
+      if (rateLimits.redis) metric('svr_rate_limit_redis_up', 'gauge', '1 while the rate limits are counted in Redis, 0 while rateLimitStore.whenDown applies.', [['', rateLimits.redis.up ? 1 : 0]]);
+    }
     metric('svr_start_time_seconds', 'gauge', 'When the server started (Unix time).', [['', Math.floor(this.startedAt / 1000)]]);
     return `${out.join('\n')}\n`;
   }
+}
+
+function labelValue(text) {
+  return String(text).replace(/["\\\n]/g, '_');
 }
 
 function upstreamSamples(gauges) {
@@ -114,7 +130,7 @@ function listenForScrapes(metrics, render) {
 // FLUSH_TIMEOUT_MS is rendered with what it reported last.
 const FLUSH_TIMEOUT_MS = 500;
 
-function createPrimaryMetrics(config, { pool }) {
+function createPrimaryMetrics(config, { pool, rateLimits = () => null }) {
   if (!config.metrics) return null;
   const aggregator = new MetricsAggregator();
   const waiting = new Map(); // worker id -> [resolve]
@@ -127,7 +143,7 @@ function createPrimaryMetrics(config, { pool }) {
   })));
   const render = async () => {
     await flushAll();
-    return aggregator.render({ workers: pool().size });
+    return aggregator.render({ workers: pool().size, rateLimits: rateLimits() });
   };
   if (config.metrics.port !== null && config.metrics.port !== undefined) listenForScrapes(config.metrics, render);
   return {

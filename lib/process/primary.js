@@ -17,6 +17,8 @@ const { EXIT_CONFIG, startFailureStatus } = require('./exit-status');
 const { takeNotifySocket, notifyReady, notifyStatus } = require('./notify');
 const { serverSocketPath, startControlServer } = require('./control');
 const { HeldSockets, configuredKeys } = require('./held-sockets');
+const { createRateCounter } = require('./rate-limits/counter');
+const { answerRateLimits } = require('./rate-limits/ipc');
 
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_CAP_MS = 15000;
@@ -48,6 +50,7 @@ class Supervisor {
         this.balance(worker, busy);
       },
     });
+    this.rateCounter = null; // the host's rate-limit counter (rate-limits/counter.js), made when a config has rateLimits
     this.rebalancer = new Rebalancer({ intervalMs: () => beatInterval(this.config?.workerStallTimeout ?? 0) });
   }
 
@@ -70,7 +73,8 @@ class Supervisor {
     chooseSchedulingPolicy(config);
     removeStaleSockets(config, log);
     // Metrics (null when off): summed here from the workers' reports; set at start, a reload keeps them.
-    this.metrics = createPrimaryMetrics(config, { pool: () => this.pool });
+    this.metrics = createPrimaryMetrics(config, { pool: () => this.pool, rateLimits: () => this.rateCounter && this.rateCounter.status() });
+    if (hasRateLimits(config)) this.rateCounterFor(config); // Redis connects before the first request
     const count = workerCount(config);
     let listeners;
     try {
@@ -206,9 +210,20 @@ class Supervisor {
   onMessage(worker, message) {
     if (this.metrics) this.metrics.onWorkerMessage(worker, message);
     if (message?.type === 'recycle') this.onRecycle(worker, message);
+    if (message?.type === 'rate-limit') answerRateLimits(worker, message, this.rateCounterFor(this.config));
     // The cluster's own "close" message travels before this one on the same ordered channel,
     // so by now no new connection will be handed to this worker: it may exit once idle.
     if (message?.type === 'stopped-accepting' && worker.isConnected()) worker.send({ type: 'no-more-connections' });
+  }
+
+  // One counter for the host, kept across reloads (the counts go on); a reload that changes
+  // rateLimitStore starts a new one, with empty counts.
+  rateCounterFor(config) {
+    const settings = JSON.stringify(config.rateLimitStore || {});
+    if (this.rateCounter && this.rateCounter.configured === settings) return this.rateCounter;
+    if (this.rateCounter) this.rateCounter.close();
+    this.rateCounter = Object.assign(createRateCounter(config.rateLimitStore, log), { configured: settings });
+    return this.rateCounter;
   }
 
   onRecycle(worker, message) {
@@ -318,6 +333,7 @@ class Supervisor {
       const message = `reload complete: ${old.length} worker(s) replaced by ${target} in ${Date.now() - startedAt} ms`;
       log.info(message);
       this.heldSockets.keepOnly(configuredKeys(config));
+      if (hasRateLimits(config)) this.rateCounterFor(config);
       if (this.metrics) this.metrics.count('reloads');
       return { ok: true, message };
     } catch (error) {
@@ -425,6 +441,10 @@ function readConfig(options, { checkOnly = false } = {}) {
 function banner(listeners, detail) {
   const addresses = listeners.map(({ scheme, address }) => describeListenAddress(scheme, address)).join(' and ');
   return `svr ${version} listening on ${addresses} (${detail})`;
+}
+
+function hasRateLimits(config) {
+  return Array.isArray(config.rateLimits) && config.rateLimits.length > 0;
 }
 
 function describeExit(code, signal) {

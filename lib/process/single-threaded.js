@@ -10,6 +10,8 @@ const { startWorker, drainDelay } = require('./worker');
 const { installCrashHandlers } = require('../request-context');
 const { createLocalMetricsSink } = require('./metrics');
 const { EXIT_CONFIG, startFailureStatus } = require('./exit-status');
+const { createRateCounter } = require('./rate-limits/counter');
+const { inProcessRateLimiter } = require('./rate-limits/ipc');
 
 function runSingleThreaded(options) {
   const { config, errors, problem, warnings = [] } = readConfig(options);
@@ -28,6 +30,8 @@ function runSingleThreaded(options) {
       process.exit(startFailureStatus(code));
     },
     metricsSink: createLocalMetricsSink(config),
+    // The counter lives in this process; a reload keeps it (and its rateLimitStore settings).
+    rateLimiter: inProcessRateLimiter(createRateCounter(config.rateLimitStore, log)),
   }, { disableMods: options.disableMods });
   // No primary to replace this process: after an uncaught exception it finishes what it is
   // serving and stops (exit code 1).

@@ -34,6 +34,7 @@ class WorkerMetrics {
     this.bytes = 0;
     this.buckets = new Array(BUCKETS.length + 1).fill(0);
     this.sum = 0;
+    this.rateLimits = {}; // "rule\noutcome" -> count (pipeline/access/rate-limits.js sets req.svr.rateLimit)
   }
 
   observe(req, res) {
@@ -47,13 +48,18 @@ class WorkerMetrics {
       while (i < BUCKETS.length && seconds > BUCKETS[i]) i++;
       this.buckets[i]++;
       this.sum += seconds;
+      const limited = req.svr && req.svr.rateLimit;
+      if (limited) {
+        const name = `${limited.rule}\n${limited.outcome}`;
+        this.rateLimits[name] = (this.rateLimits[name] || 0) + 1;
+      }
     });
   }
 
   // Sends what was counted since the last report (and the gauges), then starts afresh.
   flush(done) {
     const report = {
-      requests: this.requests, bytes: this.bytes, buckets: this.buckets, sum: this.sum,
+      requests: this.requests, bytes: this.bytes, buckets: this.buckets, sum: this.sum, rateLimits: this.rateLimits,
       connections: this.probes.connections(), upstreams: this.probes.upstreams(),
     };
     this.reset();

@@ -15,6 +15,7 @@ const { installCrashHandlers, observeUserCode } = require('../request-context');
 const { startHeartbeat } = require('./watchdog');
 const { watchProgress, SAMPLE_MS } = require('./drain-progress');
 const { workerSockets } = require('./held-sockets');
+const { ipcRateLimiter } = require('./rate-limits/ipc');
 
 // Errors on listen that no restart can fix: the primary stops with the message instead of looping.
 const FATAL_LISTEN_ERRORS = {
@@ -30,7 +31,7 @@ const RECYCLE_WAIT_MS = 35000; // longer than the primary's wait for a replaceme
 class Worker {
   constructor(config, configFile, hooks, options = {}) {
     this.config = config;
-    this.hooks = hooks; // { ready(addresses), fatal(code, message), recycle?(message) }
+    this.hooks = hooks; // { ready(addresses), fatal(code, message), recycle?(message), rateLimiter? }
     this.disableMods = options.disableMods === true;
     this.exitCode = 0;
     this.sockets = new Map(); // socket -> { active, idleSince, h2 }
@@ -59,7 +60,7 @@ class Worker {
   build(config) {
     if (this.pipeline && this.pipeline.proxy) this.pipeline.proxy.close();
     enterWebRoot(config.wwwroot);
-    this.pipeline = createPipeline(config, { log, configFile: this.configFile, disableMods: this.disableMods });
+    this.pipeline = createPipeline(config, { log, configFile: this.configFile, disableMods: this.disableMods, rateLimiter: this.hooks.rateLimiter });
     this.logRequest = accessLog.createAccessLog(config);
     this.internal = createInternalEndpoints(config, { isDraining: () => this.draining, metrics: this.metrics });
   }
@@ -292,6 +293,7 @@ function runClusterWorker() {
         heldSocket: sockets.heldSocket,
         shareSocket: message.holdSockets ? sockets.shareSocket : undefined,
         metricsSink: message.config.metrics ? ipcSink() : null,
+        rateLimiter: message.config.rateLimits && message.config.rateLimits.length > 0 ? ipcRateLimiter(log) : null,
       }, { disableMods: message.disableMods });
       if (worker) {
         const send = (beat) => { if (process.connected) process.send(beat); };

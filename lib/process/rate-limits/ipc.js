@@ -1,0 +1,98 @@
+'use strict';
+// The workers ask the primary's counter (counter.js) over IPC. The takes of one event-loop turn
+// travel as one message and come back as one, so under load a worker sends a message per turn,
+// not per request.
+//
+//   worker:  ipcRateLimiter(log) -> { take(key, rate, burst) -> Promise<answer> }
+//   primary: answerRateLimits(worker, message, counter)   for messages of type 'rate-limit'
+//   either:  inProcessRateLimiter(counter) -> the same limiter, for --single-threaded
+//
+// A primary that does not answer within NO_ANSWER_MS (or is gone) lets the request through: the
+// limit is a protection of the applications behind svr, and a worker without its primary is
+// already draining.
+
+const NO_ANSWER_MS = 1000;
+const LET_THROUGH = Object.freeze({ allowed: true, aheadMs: 0 });
+
+function ipcRateLimiter(log) {
+  const waiting = new Map(); // message id -> { resolvers, timer }
+  let batch = null;
+  let nextId = 1;
+  let warned = false;
+
+  process.on('message', (message) => {
+    if (!message || message.type !== 'rate-limit-answers') return;
+    const entry = waiting.get(message.id);
+    if (!entry) return;
+    waiting.delete(message.id);
+    clearTimeout(entry.timer);
+    entry.resolvers.forEach((resolve, i) => resolve(fromWire(message.answers[i])));
+  });
+
+  function letThrough(resolvers, why) {
+    if (!warned) log.warn(`rate limits: ${why}; letting limited requests through`);
+    warned = true;
+    for (const resolve of resolvers) resolve(LET_THROUGH);
+  }
+
+  function flush() {
+    const { takes, resolvers } = batch;
+    batch = null;
+    if (!process.connected) return letThrough(resolvers, 'no primary to count');
+    const id = nextId++;
+    const timer = setTimeout(() => {
+      waiting.delete(id);
+      letThrough(resolvers, `the primary did not answer within ${NO_ANSWER_MS} ms`);
+    }, NO_ANSWER_MS);
+    timer.unref();
+    waiting.set(id, { resolvers, timer });
+    return process.send({ type: 'rate-limit', id, takes });
+  }
+
+  return {
+    take(key, rate, burst) {
+      return new Promise((resolve) => {
+        if (batch === null) {
+          batch = { takes: [], resolvers: [] };
+          setImmediate(flush);
+        }
+        batch.takes.push([key, rate, burst]);
+        batch.resolvers.push(resolve);
+      });
+    },
+  };
+}
+
+// Workers run user code (mods, scripts), which can send the primary anything: a message that is
+// not a list of [string, positive number, positive number] gets no answer.
+function answerRateLimits(worker, message, counter) {
+  const { id, takes } = message;
+  if (!Number.isInteger(id) || !Array.isArray(takes) || !takes.every(isTake)) return;
+  const answers = takes.map(([key, rate, burst]) => counter.take(key, rate, burst));
+  const send = (list) => { if (worker.isConnected()) worker.send({ type: 'rate-limit-answers', id, answers: list.map(toWire) }); };
+  if (answers.some((answer) => typeof answer.then === 'function')) Promise.all(answers).then(send);
+  else send(answers);
+}
+
+function isTake(take) {
+  return Array.isArray(take) && typeof take[0] === 'string' && take[0].length <= 1024
+    && take[1] > 0 && Number.isFinite(take[1]) && take[2] >= 1 && Number.isFinite(take[2]);
+}
+
+// On the wire an answer is [allowed 1/0, aheadMs or retryMs, unavailable 1/0].
+function toWire(answer) {
+  return answer.allowed ? [1, answer.aheadMs, 0] : [0, answer.retryMs, answer.unavailable ? 1 : 0];
+}
+
+function fromWire(wire) {
+  if (!Array.isArray(wire)) return LET_THROUGH;
+  const [allowed, ms, unavailable] = wire;
+  if (allowed === 1) return { allowed: true, aheadMs: ms };
+  return { allowed: false, retryMs: ms, unavailable: unavailable === 1 };
+}
+
+function inProcessRateLimiter(counter) {
+  return { take: (key, rate, burst) => counter.take(key, rate, burst) };
+}
+
+module.exports = { ipcRateLimiter, answerRateLimits, inProcessRateLimiter };
