@@ -1,0 +1,48 @@
+'use strict';
+// The rate-limit arithmetic (GCRA) and the host's in-memory counters: burst then rate, the
+// Retry-After a refusal carries, and a bound on memory under a flood of distinct keys.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { decide, bucketOf } = require('../../lib/process/rate-limits/gcra');
+const { LocalStore } = require('../../lib/process/rate-limits/local-store');
+
+test('a bucket of `burst` lets that many through at once, then one per interval', () => {
+  let now = 1000000;
+  const store = new LocalStore({ maxKeys: 100, now: () => now });
+  const { intervalMs, toleranceMs } = bucketOf(10, 3); // 100 ms a token, 3 tokens
+  const allowed = () => store.take('k', intervalMs, toleranceMs).allowed;
+  assert.deepEqual([allowed(), allowed(), allowed(), allowed()], [true, true, true, false]);
+  const refused = store.take('k', intervalMs, toleranceMs);
+  assert.equal(refused.retryMs, 100, 'the next token comes back 100 ms later');
+  now += 99;
+  assert.equal(allowed(), false, 'one ms before the token is back');
+  now += 1;
+  assert.equal(allowed(), true);
+  assert.equal(allowed(), false);
+  // Over a long run the rate is exact: 1000 requests, one every ms for 10 s -> 3 + 10 x 10 pass.
+  let passed = 0;
+  for (let i = 0; i < 10000; i++) { now += 1; if (store.take('long', intervalMs, toleranceMs).allowed) passed++; }
+  assert.equal(passed, 3 + 100 - 1, 'the burst, then one each 100 ms of the 10 s (the first of them taken by the burst)');
+});
+
+test('a refused request changes nothing; a delayed one is told how far ahead its turn is', () => {
+  const { intervalMs, toleranceMs } = bucketOf(2, 2); // 500 ms a token, 2 tokens
+  let answer = decide(0, 10000, intervalMs, toleranceMs);
+  assert.deepEqual(answer, { allowed: true, aheadMs: 0, tat: 10500 });
+  answer = decide(answer.tat, 10000, intervalMs, toleranceMs);
+  assert.deepEqual(answer, { allowed: true, aheadMs: 500, tat: 11000 });
+  assert.deepEqual(decide(answer.tat, 10000, intervalMs, toleranceMs), { allowed: false, retryMs: 500 });
+  assert.deepEqual(decide(answer.tat, 11000, intervalMs, toleranceMs), { allowed: true, aheadMs: 0, tat: 11500 }, 'after a second the bucket is full again');
+});
+
+test('a million distinct keys keep at most maxKeys counters; the ones in use survive', () => {
+  const store = new LocalStore({ maxKeys: 1000 });
+  const { intervalMs, toleranceMs } = bucketOf(1, 1);
+  assert.equal(store.take('busy', intervalMs, toleranceMs).allowed, true);
+  for (let i = 0; i < 1000000; i++) {
+    assert.equal(store.take(`spoofed ${i}`, intervalMs, toleranceMs).allowed, true);
+    if (i % 500 === 0) assert.equal(store.take('busy', intervalMs, toleranceMs).allowed, false, 'the busy key is still counted');
+  }
+  assert.equal(store.size, 1000);
+});
