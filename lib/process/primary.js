@@ -210,7 +210,7 @@ class Supervisor {
   onMessage(worker, message) {
     if (this.metrics) this.metrics.onWorkerMessage(worker, message);
     if (message?.type === 'recycle') this.onRecycle(worker, message);
-    if (message?.type === 'rate-limit') answerRateLimits(worker, message, this.rateCounterFor(this.config));
+    if (message?.type === 'rate-limit') answerRateLimits(worker, message, this.rateCounterFor(this.config), this.pool.size);
     // The cluster's own "close" message travels before this one on the same ordered channel,
     // so by now no new connection will be handed to this worker: it may exit once idle.
     if (message?.type === 'stopped-accepting' && worker.isConnected()) worker.send({ type: 'no-more-connections' });

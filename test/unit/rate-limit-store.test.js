@@ -46,3 +46,29 @@ test('a million distinct keys keep at most maxKeys counters; the ones in use sur
   }
   assert.equal(store.size, 1000);
 });
+
+test('leases: a full bucket lends a share of its tokens, a nearly empty one none, and the rate holds', () => {
+  let now = 5000000;
+  const store = new LocalStore({ maxKeys: 100, now: () => now });
+  const { intervalMs, toleranceMs } = bucketOf(100, 100); // 10 ms a token, 100 tokens
+  const first = store.take('k', intervalMs, toleranceMs, 6);
+  assert.equal(first.lease, 16, '99 tokens left after this one, a sixth of them lent');
+  const small = bucketOf(20, 5);
+  assert.equal(store.take('small', small.intervalMs, small.toleranceMs, 6).lease, undefined, '4 tokens left: nothing to lend');
+
+  // Three workers, each sending a request every ms for 10 s and spending its leases first (as
+  // ipc.js does, up to a second): no more pass than the bucket allows, and not much less.
+  const workers = [0, 1, 2].map(() => ({ tokens: 0, until: 0 }));
+  let passed = 0;
+  for (let ms = 0; ms < 10000; ms++, now++) {
+    for (const worker of workers) {
+      if (worker.tokens > 0 && now < worker.until) { worker.tokens--; passed++; continue; }
+      const answer = store.take('flood', intervalMs, toleranceMs, 8);
+      if (!answer.allowed) continue;
+      passed++;
+      if (answer.lease) Object.assign(worker, { tokens: answer.lease, until: now + 1000 });
+    }
+  }
+  const most = 100 + 100 * 10;
+  assert.ok(passed <= most && passed >= most * 0.9, `${passed} passed, at most ${most}`);
+});

@@ -11,9 +11,10 @@
 //   "open"   nothing is limited
 //   "closed" every limited request is refused (503 with Retry-After: 1)
 //
-//   createRateCounter(settings, log) -> { take(key, rate, burst) -> answer | Promise<answer>,
+//   createRateCounter(settings, log) -> { take(key, rate, burst, leaseShare?) -> answer | Promise<answer>,
 //                                         status() -> { keys, redis: null | { up } }, close() }
-//   answer: gcra.js's decide() answer, or { allowed: false, unavailable: true, retryMs } ("closed").
+//   answer: gcra.js's decide() answer (with `lease`, tokens for the asking worker, from the
+//           local counts only: local-store.js), or { allowed: false, unavailable: true, retryMs } ("closed").
 
 const { LocalStore } = require('./local-store');
 const { RedisStore } = require('./redis-store');
@@ -28,18 +29,18 @@ function createRateCounter(settings, log) {
   const local = new LocalStore({ maxKeys });
   const shared = url ? new RedisStore({ url, timeoutMs: timeout, log }) : null;
 
-  const withoutRedis = (key, intervalMs, toleranceMs) => {
+  const withoutRedis = (key, intervalMs, toleranceMs, leaseShare) => {
     if (whenDown === 'open') return OPEN;
     if (whenDown === 'closed') return CLOSED;
-    return local.take(key, intervalMs, toleranceMs);
+    return local.take(key, intervalMs, toleranceMs, leaseShare);
   };
 
-  function take(key, rate, burst) {
+  function take(key, rate, burst, leaseShare = 0) {
     const { intervalMs, toleranceMs } = bucketOf(rate, burst);
-    if (shared === null) return local.take(key, intervalMs, toleranceMs);
-    if (!shared.isUp()) return withoutRedis(key, intervalMs, toleranceMs);
+    if (shared === null) return local.take(key, intervalMs, toleranceMs, leaseShare);
+    if (!shared.isUp()) return withoutRedis(key, intervalMs, toleranceMs, leaseShare);
     return shared.take(key, intervalMs, toleranceMs)
-      .then((answer) => answer || withoutRedis(key, intervalMs, toleranceMs));
+      .then((answer) => answer || withoutRedis(key, intervalMs, toleranceMs, leaseShare));
   }
 
   return {

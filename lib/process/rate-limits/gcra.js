@@ -13,6 +13,7 @@
 //     { allowed: true,  aheadMs, tat }   aheadMs: how far tat ran ahead of now before this
 //                                        request (the wait of a delayed request, limit_req style)
 //     { allowed: false, retryMs }        when the same request would next be let through
+//   tokensLeft(tat, now, intervalMs, toleranceMs) -> whole tokens still in the bucket at `now`
 
 function decide(storedTat, now, intervalMs, toleranceMs) {
   const tat = storedTat > now ? storedTat : now;
@@ -21,10 +22,14 @@ function decide(storedTat, now, intervalMs, toleranceMs) {
   return { allowed: true, aheadMs, tat: tat + intervalMs };
 }
 
+function tokensLeft(tat, now, intervalMs, toleranceMs) {
+  return Math.max(0, Math.floor((toleranceMs + intervalMs - Math.max(0, tat - now)) / intervalMs));
+}
+
 // rate (requests a second) and burst (requests at once) -> the two numbers decide() needs.
 function bucketOf(rate, burst) {
   const intervalMs = 1000 / rate;
   return { intervalMs, toleranceMs: (Math.max(1, burst) - 1) * intervalMs };
 }
 
-module.exports = { decide, bucketOf };
+module.exports = { decide, bucketOf, tokensLeft };

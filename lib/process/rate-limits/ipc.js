@@ -4,18 +4,24 @@
 // not per request.
 //
 //   worker:  ipcRateLimiter(log) -> { take(key, rate, burst) -> Promise<answer> }
-//   primary: answerRateLimits(worker, message, counter)   for messages of type 'rate-limit'
+//   primary: answerRateLimits(worker, message, counter, workers)   for messages of type 'rate-limit'
 //   either:  inProcessRateLimiter(counter) -> the same limiter, for --single-threaded
+//
+// The primary may answer with a lease (local-store.js): tokens this worker then spends for that
+// key without asking, for up to LEASE_MS.
 //
 // A primary that does not answer within NO_ANSWER_MS (or is gone) lets the request through: the
 // limit is a protection of the applications behind svr, and a worker without its primary is
 // already draining.
 
 const NO_ANSWER_MS = 1000;
+const LEASE_MS = 1000;
+const LEASES_KEPT = 10000; // keys a worker holds leases for, the oldest go first
 const LET_THROUGH = Object.freeze({ allowed: true, aheadMs: 0 });
 
 function ipcRateLimiter(log) {
   const waiting = new Map(); // message id -> { resolvers, timer }
+  const leases = new Map(); // key -> { tokens, until }
   let batch = null;
   let nextId = 1;
   let warned = false;
@@ -26,7 +32,7 @@ function ipcRateLimiter(log) {
     if (!entry) return;
     waiting.delete(message.id);
     clearTimeout(entry.timer);
-    entry.resolvers.forEach((resolve, i) => resolve(fromWire(message.answers[i])));
+    entry.resolvers.forEach((resolve, i) => resolve(fromWire(message.answers[i], entry.keys[i])));
   });
 
   function letThrough(resolvers, why) {
@@ -35,8 +41,31 @@ function ipcRateLimiter(log) {
     for (const resolve of resolvers) resolve(LET_THROUGH);
   }
 
+  function fromWire(wire, key) {
+    if (!Array.isArray(wire)) return LET_THROUGH;
+    const [allowed, ms, unavailable, lease] = wire;
+    if (allowed !== 1) return { allowed: false, retryMs: ms, unavailable: unavailable === 1 };
+    if (lease > 0) {
+      if (!leases.has(key) && leases.size >= LEASES_KEPT) leases.delete(leases.keys().next().value);
+      leases.set(key, { tokens: lease, until: Date.now() + LEASE_MS });
+    }
+    return { allowed: true, aheadMs: ms };
+  }
+
+  // A token of a live lease, or null.
+  function fromLease(key) {
+    const lease = leases.get(key);
+    if (lease === undefined) return null;
+    if (lease.tokens <= 0 || Date.now() >= lease.until) {
+      leases.delete(key);
+      return null;
+    }
+    lease.tokens--;
+    return LET_THROUGH;
+  }
+
   function flush() {
-    const { takes, resolvers } = batch;
+    const { takes, resolvers, keys } = batch;
     batch = null;
     if (!process.connected) return letThrough(resolvers, 'no primary to count');
     const id = nextId++;
@@ -45,19 +74,20 @@ function ipcRateLimiter(log) {
       letThrough(resolvers, `the primary did not answer within ${NO_ANSWER_MS} ms`);
     }, NO_ANSWER_MS);
     timer.unref();
-    waiting.set(id, { resolvers, timer });
+    waiting.set(id, { resolvers, keys, timer });
     return process.send({ type: 'rate-limit', id, takes });
   }
 
   return {
     take(key, rate, burst) {
-      return new Promise((resolve) => {
+      return fromLease(key) || new Promise((resolve) => {
         if (batch === null) {
-          batch = { takes: [], resolvers: [] };
+          batch = { takes: [], resolvers: [], keys: [] };
           setImmediate(flush);
         }
         batch.takes.push([key, rate, burst]);
         batch.resolvers.push(resolve);
+        batch.keys.push(key);
       });
     },
   };
@@ -65,10 +95,12 @@ function ipcRateLimiter(log) {
 
 // Workers run user code (mods, scripts), which can send the primary anything: a message that is
 // not a list of [string, positive number, positive number] gets no answer.
-function answerRateLimits(worker, message, counter) {
+// workers: how many serve; each lease is at most 1/(2 x workers + 2) of the tokens left.
+function answerRateLimits(worker, message, counter, workers) {
   const { id, takes } = message;
   if (!Number.isInteger(id) || !Array.isArray(takes) || !takes.every(isTake)) return;
-  const answers = takes.map(([key, rate, burst]) => counter.take(key, rate, burst));
+  const leaseShare = 2 * Math.max(1, workers) + 2;
+  const answers = takes.map(([key, rate, burst]) => counter.take(key, rate, burst, leaseShare));
   const send = (list) => { if (worker.isConnected()) worker.send({ type: 'rate-limit-answers', id, answers: list.map(toWire) }); };
   if (answers.some((answer) => typeof answer.then === 'function')) Promise.all(answers).then(send);
   else send(answers);
@@ -79,16 +111,9 @@ function isTake(take) {
     && take[1] > 0 && Number.isFinite(take[1]) && take[2] >= 1 && Number.isFinite(take[2]);
 }
 
-// On the wire an answer is [allowed 1/0, aheadMs or retryMs, unavailable 1/0].
+// On the wire an answer is [allowed 1/0, aheadMs or retryMs, unavailable 1/0, lease tokens].
 function toWire(answer) {
-  return answer.allowed ? [1, answer.aheadMs, 0] : [0, answer.retryMs, answer.unavailable ? 1 : 0];
-}
-
-function fromWire(wire) {
-  if (!Array.isArray(wire)) return LET_THROUGH;
-  const [allowed, ms, unavailable] = wire;
-  if (allowed === 1) return { allowed: true, aheadMs: ms };
-  return { allowed: false, retryMs: ms, unavailable: unavailable === 1 };
+  return answer.allowed ? [1, answer.aheadMs, 0, answer.lease || 0] : [0, answer.retryMs, answer.unavailable ? 1 : 0, 0];
 }
 
 function inProcessRateLimiter(counter) {

@@ -5,10 +5,17 @@
 // starts again with a full bucket, which is what an idle key would have anyway; a flood of
 // distinct keys (spoofed addresses behind a trusted proxy) costs at most maxKeys entries.
 //
-//   new LocalStore({ maxKeys, now }) .take(key, intervalMs, toleranceMs) -> decide()'s answer
+//   new LocalStore({ maxKeys, now }) .take(key, intervalMs, toleranceMs, leaseShare) -> decide()'s answer
 //                                    .size
+//
+// Leases: a worker asks the primary over IPC (ipc.js), and that round trip is most of what a
+// limited request costs. So while a bucket is far from empty, an allowed request also takes a
+// share of the tokens left (1/leaseShare of them; the primary passes twice its worker count plus
+// two) and the worker spends them without asking, for up to a second. They leave the bucket at
+// once, so a client never gets more than its rate; what it may lose is a lease's unspent tokens.
+// Near the limit the share rounds down to nothing and every request is counted here, exactly.
 
-const { decide } = require('./gcra');
+const { decide, tokensLeft } = require('./gcra');
 
 class LocalStore {
   constructor({ maxKeys, now = Date.now }) {
@@ -17,10 +24,17 @@ class LocalStore {
     this.tats = new Map();
   }
 
-  take(key, intervalMs, toleranceMs) {
+  take(key, intervalMs, toleranceMs, leaseShare = 0) {
     const now = this.now();
     const stored = this.tats.get(key);
     const answer = decide(stored === undefined ? 0 : stored, now, intervalMs, toleranceMs);
+    if (answer.allowed && leaseShare > 0 && answer.aheadMs === 0) {
+      const lease = Math.floor(tokensLeft(answer.tat, now, intervalMs, toleranceMs) / leaseShare);
+      if (lease > 0) {
+        answer.lease = lease;
+        answer.tat += lease * intervalMs;
+      }
+    }
     if (stored !== undefined) this.tats.delete(key); // re-inserted below: the most recently used
     else if (this.tats.size >= this.maxKeys) this.tats.delete(this.tats.keys().next().value);
     // A refusal keeps the count as it was, but counts as a use: a client being refused is the
