@@ -16,7 +16,7 @@
 //   pathHeaders     response-headers.js  customHeaders with {path}, filled after rewriting
 //   hostHeaders     response-headers.js  customHeadersVHost: the matching host's headers on top
 //   accessRules     access/rules.js      nonStandardCodes: redirects, 401 logins, 403/410/...
-//   rateLimits      access/rate-limits.js  rateLimits: 429 (or a delay) over a client's rate, counted by rateLimiter
+//   limitRate       access/rate-limits.js  rateLimits: 429 (or a delay) over a client's rate, counted by rateLimiter
 //   reverseProxy    proxy/               `proxy` rules: forwarded to upstreams (WebSocket upgrades too)
 //   scripting       scripting/           mods in name order, then serverSideScript.js
 //   status          status.js            /svrjsstatus.svr with allowStatus

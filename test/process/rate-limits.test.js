@@ -45,6 +45,9 @@ test('two workers, one limit: the configured rate whatever worker serves, 429 + 
   assert.equal(metricValue(metrics, 'svr_rate_limited_requests_total{rule="/api/",outcome="refused"}'), result.statuses[429]);
   assert.equal(metricValue(metrics, 'svr_rate_limit_keys'), 1);
   assert.ok(server.stdout().some((line) => / "GET \/api\/x HTTP\/1\.1" 429 /.test(line)), 'the access log shows the 429');
+  // The rest of a flood: one summing line every 10 s, not a line a refusal.
+  await server.waitForLog(/rate limits: refused in the last 10 s: \/api\/: \d+ from 1 client\(s\)/, 'stderr', 0, 15000);
+  assert.ok(server.stderr().filter((line) => /rate limits:/.test(line)).length <= 4, 'at most two lines per worker');
 });
 
 test('exempt addresses, one bucket per header value, methods, and a refusal that lasts until its Retry-After', async (t) => {

@@ -140,7 +140,7 @@ function createRateLimitStage(site, limiter) {
     return refuse(req, res, rule, client, answer.retryMs);
   }
 
-  return function rateLimits(req, res, next) {
+  return function limitRate(req, res, next) {
     const rule = findRule(rules, req);
     if (rule === null) return next();
     const client = req.svr.clientAddress ?? req.socket.remoteAddress;
