@@ -49,13 +49,15 @@ const { createHttpsRedirectStage } = require('./https-redirect');
 
 // rateLimiter: the host's rate-limit counter ({ take(key, rate, burst) }), from the process that
 // runs this pipeline (lib/process/rate-limits/); without it `rateLimits` are not applied.
-function createPipeline(config, { log, configFile, disableMods = false, rateLimiter = null } = {}) {
+// cacheIndex: the host's index of the proxy cache's files ({ stored(file, bytes), removed(folder) }),
+// from the process too; without it no proxy rule caches.
+function createPipeline(config, { log, configFile, disableMods = false, rateLimiter = null, cacheIndex = null } = {}) {
   const site = createSite(config, { log, configFile });
   site.sendError = createErrorPages(site);
   applyEnvironment(config);
   const { scripting, staticFiles, rootScripting } = createRootStages(site, { disableMods });
   const fail = (req, res, error) => site.sendError(req, res, 500, { error });
-  const proxy = createProxyStage(site);
+  const proxy = createProxyStage(site, { cacheIndex });
   const counters = config.allowStatus === true ? createRequestCounters() : null;
   const stages = [
     createServerHeadersStage(site),
@@ -137,7 +139,7 @@ function applyEnvironment(config) {
 function withRecord(run, counters) {
   return function handle(req, res) {
     if (counters !== null) counters.count(req, res);
-    req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null, clientAddress: undefined, rateLimit: undefined };
+    req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null, clientAddress: undefined, rateLimit: undefined, cache: undefined };
     run(req, res);
   };
 }

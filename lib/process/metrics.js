@@ -30,6 +30,8 @@ class MetricsAggregator {
     this.events = { restarts: 0, recycles: 0, reloads: 0 };
     this.gauges = new Map(); // worker key -> { connections, upstreams: [{ upstream, up }] }
     this.rateLimited = new Map(); // "rule\noutcome" -> requests refused, delayed or unavailable
+    this.cacheStatuses = new Map(); // X-Cache status -> requests
+    this.cacheBytes = 0;
   }
 
   // report: { requests: { "GET 2xx": n }, bytes, buckets: [n...], sum, connections, upstreams }
@@ -38,6 +40,8 @@ class MetricsAggregator {
     this.responseBytes += report.bytes || 0;
     (report.buckets || []).forEach((n, i) => { this.buckets[i] += n; });
     this.durationSum += report.sum || 0;
+    for (const [status, n] of Object.entries(report.cache || {})) this.cacheStatuses.set(status, (this.cacheStatuses.get(status) || 0) + n);
+    this.cacheBytes += report.cacheBytes || 0;
     for (const [name, n] of Object.entries(report.rateLimits || {})) this.rateLimited.set(name, (this.rateLimited.get(name) || 0) + n);
     this.gauges.set(key, { connections: report.connections || 0, upstreams: report.upstreams || [] });
   }
@@ -51,7 +55,8 @@ class MetricsAggregator {
   }
 
   // rateLimits: the host's counter's status ({ keys, redis: null | { up } }), or null without one.
-  render({ workers, rateLimits = null }) {
+  // proxyCache: the cache index's status ({ entries, bytes }), or null without a caching rule.
+  render({ workers, rateLimits = null, proxyCache = null }) {
     const out = [];
     const metric = (name, type, help, samples) => {
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
@@ -87,6 +92,15 @@ class MetricsAggregator {
     if (rateLimits) {
       metric('svr_rate_limit_keys', 'gauge', 'Clients this host keeps rate-limit counters for (at most rateLimitStore.maxKeys).', [['', rateLimits.keys]]);
       if (rateLimits.redis) metric('svr_rate_limit_redis_up', 'gauge', '1 while the rate limits are counted in Redis, 0 while rateLimitStore.whenDown applies.', [['', rateLimits.redis.up ? 1 : 0]]);
+    }
+    if (proxyCache || this.cacheStatuses.size > 0) {
+      metric('svr_proxy_cache_requests_total', 'counter', 'Requests of caching proxy rules, by X-Cache status (HIT, MISS, BYPASS, EXPIRED, REVALIDATED, STALE).',
+        [...this.cacheStatuses].sort().map(([status, n]) => [`{status="${labelValue(status)}"}`, n]));
+      metric('svr_proxy_cache_served_bytes_total', 'counter', 'Body bytes answered from the proxy cache.', [['', this.cacheBytes]]);
+    }
+    if (proxyCache) {
+      metric('svr_proxy_cache_entries', 'gauge', 'Responses stored in the proxy cache (at most proxyCache.maxEntries).', [['', proxyCache.entries]]);
+      metric('svr_proxy_cache_bytes', 'gauge', 'Bytes of the proxy cache\'s files (at most proxyCache.maxBytes).', [['', proxyCache.bytes]]);
     }
     metric('svr_start_time_seconds', 'gauge', 'When the server started (Unix time).', [['', Math.floor(this.startedAt / 1000)]]);
     return `${out.join('\n')}\n`;
@@ -130,7 +144,7 @@ function listenForScrapes(metrics, render) {
 // FLUSH_TIMEOUT_MS is rendered with what it reported last.
 const FLUSH_TIMEOUT_MS = 500;
 
-function createPrimaryMetrics(config, { pool, rateLimits = () => null }) {
+function createPrimaryMetrics(config, { pool, rateLimits = () => null, proxyCache = () => null }) {
   if (!config.metrics) return null;
   const aggregator = new MetricsAggregator();
   const waiting = new Map(); // worker id -> [resolve]
@@ -143,7 +157,7 @@ function createPrimaryMetrics(config, { pool, rateLimits = () => null }) {
   })));
   const render = async () => {
     await flushAll();
-    return aggregator.render({ workers: pool().size, rateLimits: rateLimits() });
+    return aggregator.render({ workers: pool().size, rateLimits: rateLimits(), proxyCache: proxyCache() });
   };
   if (config.metrics.port !== null && config.metrics.port !== undefined) listenForScrapes(config.metrics, render);
   return {

@@ -19,6 +19,7 @@ const { serverSocketPath, startControlServer } = require('./control');
 const { HeldSockets, configuredKeys } = require('./held-sockets');
 const { createRateCounter } = require('./rate-limits/counter');
 const { answerRateLimits } = require('./rate-limits/ipc');
+const { createCacheIndex, answerCacheIndex } = require('./proxy-cache-index');
 
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_CAP_MS = 15000;
@@ -73,7 +74,12 @@ class Supervisor {
     chooseSchedulingPolicy(config);
     removeStaleSockets(config, log);
     // Metrics (null when off): summed here from the workers' reports; set at start, a reload keeps them.
-    this.metrics = createPrimaryMetrics(config, { pool: () => this.pool, rateLimits: () => this.rateCounter && this.rateCounter.status() });
+    this.metrics = createPrimaryMetrics(config, {
+      pool: () => this.pool,
+      rateLimits: () => this.rateCounter && this.rateCounter.status(),
+      proxyCache: () => this.cacheIndex && this.cacheIndex.status(),
+    });
+    this.cacheIndexFor(config);
     if (hasRateLimits(config)) this.rateCounterFor(config); // Redis connects before the first request
     const count = workerCount(config);
     let listeners;
@@ -210,6 +216,7 @@ class Supervisor {
   onMessage(worker, message) {
     if (this.metrics) this.metrics.onWorkerMessage(worker, message);
     if (message?.type === 'recycle') this.onRecycle(worker, message);
+    if (message?.type === 'cache-stored' || message?.type === 'cache-removed') answerCacheIndex(message, this.cacheIndex);
     if (message?.type === 'rate-limit') answerRateLimits(worker, message, this.rateCounterFor(this.config), this.pool.size);
     // The cluster's own "close" message travels before this one on the same ordered channel,
     // so by now no new connection will be handed to this worker: it may exit once idle.
@@ -224,6 +231,20 @@ class Supervisor {
     if (this.rateCounter) this.rateCounter.close();
     this.rateCounter = Object.assign(createRateCounter(config.rateLimitStore, log), { configured: settings });
     return this.rateCounter;
+  }
+
+  // The proxy cache's index (proxy-cache-index.js), made anew, with an emptied directory, when
+  // a config changes what it bounds.
+  cacheIndexFor(config) {
+    const settings = JSON.stringify([config.proxyCache, config.stateDirectory, (config.proxy || []).some((rule) => rule.cache === true)]);
+    if (this.cacheIndex !== undefined && this.cacheSettings === settings) return;
+    this.cacheSettings = settings;
+    try {
+      this.cacheIndex = createCacheIndex(config, log);
+    } catch (error) {
+      this.cacheIndex = null;
+      log.error(`proxy cache: cannot prepare its directory: ${error.message}; nothing is cached`);
+    }
   }
 
   onRecycle(worker, message) {
@@ -334,6 +355,7 @@ class Supervisor {
       log.info(message);
       this.heldSockets.keepOnly(configuredKeys(config));
       if (hasRateLimits(config)) this.rateCounterFor(config);
+      this.cacheIndexFor(config);
       if (this.metrics) this.metrics.count('reloads');
       return { ok: true, message };
     } catch (error) {

@@ -16,6 +16,7 @@ const { startHeartbeat } = require('./watchdog');
 const { watchProgress, SAMPLE_MS } = require('./drain-progress');
 const { workerSockets } = require('./held-sockets');
 const { ipcRateLimiter } = require('./rate-limits/ipc');
+const { ipcCacheIndex, cachesAnything } = require('./proxy-cache-index');
 
 // Errors on listen that no restart can fix: the primary stops with the message instead of looping.
 const FATAL_LISTEN_ERRORS = {
@@ -60,7 +61,7 @@ class Worker {
   build(config) {
     if (this.pipeline && this.pipeline.proxy) this.pipeline.proxy.close();
     enterWebRoot(config.wwwroot);
-    this.pipeline = createPipeline(config, { log, configFile: this.configFile, disableMods: this.disableMods, rateLimiter: this.hooks.rateLimiter });
+    this.pipeline = createPipeline(config, { log, configFile: this.configFile, disableMods: this.disableMods, rateLimiter: this.hooks.rateLimiter, cacheIndex: this.hooks.cacheIndex });
     this.logRequest = accessLog.createAccessLog(config);
     this.internal = createInternalEndpoints(config, { isDraining: () => this.draining, metrics: this.metrics });
   }
@@ -294,6 +295,7 @@ function runClusterWorker() {
         shareSocket: message.holdSockets ? sockets.shareSocket : undefined,
         metricsSink: message.config.metrics ? ipcSink() : null,
         rateLimiter: message.config.rateLimits && message.config.rateLimits.length > 0 ? ipcRateLimiter(log) : null,
+        cacheIndex: cachesAnything(message.config) ? ipcCacheIndex() : null,
       }, { disableMods: message.disableMods });
       if (worker) {
         const send = (beat) => { if (process.connected) process.send(beat); };

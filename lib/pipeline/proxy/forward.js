@@ -11,6 +11,10 @@
 // - Retries: only for idempotent methods without a request body, only before any response byte,
 //   and only after a failure to connect (another upstream) or a reset of a reused keep-alive
 //   connection (the upstream closed it as we sent: the same upstream may be tried again).
+// - hooks (the cache, cache/index.js): { requestHeaders: extra headers for the upstream (a
+//   revalidation's If-None-Match), onResponse(upRes, headers) -> 'handled' (the hook answered the
+//   client itself) | tap { data(chunk), end(), abort() } to see the body as it streams | null,
+//   onFailure(status) -> true when it answered the client instead of the error page }
 
 const net = require('node:net');
 const { upstreamRequestHeaders, clientResponseHeaders } = require('./forward-headers');
@@ -26,13 +30,14 @@ function requestHasBody(req) {
 }
 
 // ctx: { isTrusted, sendError, log }
-function forward(req, res, rule, ctx) {
+function forward(req, res, rule, ctx, hooks = null) {
   const canRetry = IDEMPOTENT.has(req.method) && !requestHasBody(req);
   const tried = new Set();
   let retriesLeft = rule.retries;
 
   const giveUp = (status, upstream, reason) => {
     ctx.log.warn(`proxy: ${req.method} ${req.url} -> ${upstream ? upstream.label : 'no upstream'}: ${reason}; answering ${status}`);
+    if (hooks && hooks.onFailure && !res.headersSent && hooks.onFailure(status)) return;
     if (!res.headersSent) ctx.sendError(req, res, status);
     else res.destroy();
   };
@@ -41,7 +46,7 @@ function forward(req, res, rule, ctx) {
     const upstream = rule.pool.pick(tried);
     if (!upstream) return giveUp(502, null, 'every upstream failed');
     tried.add(upstream);
-    send(req, res, rule, upstream, ctx, (failure) => {
+    send(req, res, rule, upstream, ctx, hooks, (failure) => {
       const retry = canRetry && retriesLeft > 0 && !res.headersSent && !res.destroyed && failure.beforeRequestSent;
       if (failure.reusedReset) tried.delete(upstream); // the connection was stale, not the upstream
       else if (failure.countsAgainstUpstream) upstream.recordFailure(rule.pool.passive);
@@ -57,7 +62,7 @@ function forward(req, res, rule, ctx) {
 
 // One try. onFailure({ status, reason, beforeRequestSent, reusedReset, countsAgainstUpstream })
 // is called at most once, and only while no response header has reached the client.
-function send(req, res, rule, upstream, ctx, onFailure) {
+function send(req, res, rule, upstream, ctx, hooks, onFailure) {
   const { target } = upstream;
   const { timeouts } = rule;
   let connected = false;
@@ -85,7 +90,7 @@ function send(req, res, rule, upstream, ctx, onFailure) {
     port: target.port,
     socketPath: target.socketPath,
     path: upstreamPath(rule, target, req.url),
-    headers: upstreamRequestHeaders(req, rule, target, ctx),
+    headers: hooks && hooks.requestHeaders ? { ...upstreamRequestHeaders(req, rule, target, ctx), ...hooks.requestHeaders } : upstreamRequestHeaders(req, rule, target, ctx),
     // Verify the upstream's certificate against the upstream's name, not the client's Host.
     servername: target.protocol === 'https:' && !net.isIP(target.hostname) ? target.hostname : '',
   });
@@ -124,6 +129,8 @@ function send(req, res, rule, upstream, ctx, onFailure) {
     upstream.recordSuccess();
     const headers = clientResponseHeaders(upRes, rule);
     if (res.hasHeader('server')) delete headers.server; // svr's own Server header stands
+    const tap = hooks && hooks.onResponse ? hooks.onResponse(upRes, headers) : null;
+    if (tap === 'handled') return done();
     try {
       res.writeHead(upRes.statusCode, upRes.statusMessage, headers);
     } catch (error) { // a header value Node refuses to send on (HTTP/2 is stricter)
@@ -133,10 +140,11 @@ function send(req, res, rule, upstream, ctx, onFailure) {
       return ctx.sendError(req, res, 502);
     }
     let bytes = 0;
-    upRes.on('data', (chunk) => { bytes += chunk.length; });
-    upRes.on('end', () => { if (req.svr) req.svr.bodyBytes = bytes; done(); });
-    upRes.on('error', () => { done(); res.destroy(); });
-    upRes.on('aborted', () => { done(); res.destroy(); });
+    upRes.on('data', (chunk) => { bytes += chunk.length; if (tap) tap.data(chunk); });
+    upRes.on('end', () => { if (req.svr) req.svr.bodyBytes = bytes; done(); if (tap) tap.end(); });
+    upRes.on('error', () => { done(); res.destroy(); if (tap) tap.abort(); });
+    upRes.on('aborted', () => { done(); res.destroy(); if (tap) tap.abort(); });
+    if (tap) upRes.once('close', () => { if (!upRes.complete) tap.abort(); });
     upRes.pipe(res);
   });
 
