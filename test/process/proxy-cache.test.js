@@ -1,0 +1,224 @@
+'use strict';
+// The reverse proxy's response cache, with real sockets: two svr workers in front of a small
+// Node application that counts what reaches it. Safety first (one user's answer is never another's:
+// Authorization, Cookie, Set-Cookie, private, Vary; poisoning through unkeyed headers fails; a
+// huge response streams through without being stored; the directory stays within its bound),
+// then Cache-Control, revalidation, stale answers, one upstream request for concurrent misses,
+// PURGE, X-Cache and the metrics.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const http = require('node:http');
+const path = require('node:path');
+const { startServer, request, waitUntil } = require('../support/helpers');
+
+const HUGE_BYTES = 64 * 1024 * 1024;
+
+// The application: answers by path, and counts the requests per path (with their headers).
+function startUpstream() {
+  const seen = new Map(); // path -> [headers]
+  const count = (p) => (seen.get(p) || []).length;
+  const server = http.createServer((req, res) => {
+    const p = req.url.split('?')[0];
+    if (!seen.has(p)) seen.set(p, []);
+    seen.get(p).push(req.headers);
+    const n = count(p);
+    const send = (headers, body) => { res.writeHead(200, { 'content-type': 'text/plain', ...headers }); res.end(body); };
+    switch (p) {
+      case '/public': return send({ 'cache-control': 'public, max-age=60' }, `public ${n}`);
+      case '/private': return send({ 'cache-control': 'private, max-age=60' }, `private ${n}`);
+      case '/no-store': return send({ 'cache-control': 'no-store, max-age=60' }, `no-store ${n}`);
+      case '/set-cookie': return send({ 'cache-control': 'max-age=60', 'set-cookie': `session=${n}` }, `set-cookie ${n}`);
+      case '/no-lifetime': return send({}, `no-lifetime ${n}`);
+      case '/expires': return send({ expires: new Date(Date.now() + 60000).toUTCString(), date: new Date().toUTCString() }, `expires ${n}`);
+      case '/user': return send({ 'cache-control': 'max-age=60' }, `user ${req.headers.authorization || ''}${req.headers.cookie || ''} ${n}`);
+      case '/vary': return send({ 'cache-control': 'max-age=60', vary: 'Accept-Language' }, `language ${req.headers['accept-language']} ${n}`);
+      case '/reflect': return send({ 'cache-control': 'max-age=60' }, `host ${req.headers['x-forwarded-host']} url ${req.headers['x-original-url'] || req.url} ${n}`);
+      case '/slow': return setTimeout(() => send({ 'cache-control': 'max-age=60' }, `slow ${n}`), 300);
+      case '/short':
+        if (req.headers['if-none-match'] === '"v1"') { res.writeHead(304, { etag: '"v1"', 'cache-control': 'max-age=1' }); return res.end(); }
+        return send({ etag: '"v1"', 'cache-control': 'max-age=1' }, `short ${n}`);
+      case '/no-cache':
+        if (req.headers['if-none-match'] === '"nc"') { res.writeHead(304, { etag: '"nc"', 'cache-control': 'no-cache' }); return res.end(); }
+        return send({ etag: '"nc"', 'cache-control': 'no-cache' }, `no-cache ${n}`);
+      case '/swr': return send({ 'cache-control': 'max-age=1, stale-while-revalidate=30' }, `swr ${n}`);
+      case '/sie': return send({ 'cache-control': 'max-age=1, stale-if-error=30' }, `sie ${n}`);
+      case '/huge': {
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'cache-control': 'max-age=60', 'content-length': HUGE_BYTES });
+        const chunk = Buffer.alloc(1024 * 1024, 120);
+        let sent = 0;
+        const more = () => { while (sent < HUGE_BYTES) { sent += chunk.length; if (!res.write(chunk)) return res.once('drain', more); } return res.end(); };
+        return more();
+      }
+      default:
+        if (p.startsWith('/sized/')) return send({ 'cache-control': 'max-age=60' }, 'y'.repeat(30 * 1024));
+        res.writeHead(404);
+        return res.end();
+    }
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, port: server.address().port, count, seen })));
+}
+
+function metricValue(text, name) {
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line === undefined ? undefined : Number(line.slice(name.length + 1));
+}
+
+function directoryBytes(dir) {
+  let total = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    total += entry.isDirectory() ? directoryBytes(full) : fs.statSync(full).size;
+  }
+  return total;
+}
+
+async function setUp(t, { proxyCache = {}, extra = {} } = {}) {
+  const upstream = await startUpstream();
+  t.after(() => upstream.server.close());
+  const server = await startServer({
+    config: {
+      workers: 2, schedulingPolicy: 'rr', metrics: { path: '/metrics' }, stateDirectory: 'state',
+      proxy: [{ path: '/', upstreams: [`http://127.0.0.1:${upstream.port}`], cache: true }], proxyCache, ...extra,
+    },
+  });
+  t.after(() => server.stop());
+  const agent = new http.Agent({ keepAlive: false }); // a fresh connection each: both workers answer
+  const get = (p, headers = {}) => request(`${server.url}${p}`, { agent, headers });
+  const entries = async () => metricValue((await request(`${server.url}/metrics`)).text, 'svr_proxy_cache_entries');
+  // A MISS is stored just after its answer ends: ask the metrics until the primary has heard of
+  // the file (each ask is a round trip, so this waits on the server, not on a clock).
+  const stored = async (n) => {
+    let count = await entries();
+    for (let i = 0; i < 200 && count < n; i++) count = await entries();
+    assert.ok(count >= n, `${n} entries stored (${count})`);
+  };
+  return { upstream, server, get, entries, stored, cacheDir: path.join(server.dir, 'state', 'proxy-cache') };
+}
+
+test('a fresh response is stored once and answered by every worker; what must not be stored is not', async (t) => {
+  const { upstream, get, stored } = await setUp(t);
+  const first = await get('/public');
+  assert.equal(first.headers['x-cache'], 'MISS');
+  await stored(1);
+  for (let i = 0; i < 6; i++) {
+    const hit = await get('/public');
+    assert.equal(hit.headers['x-cache'], 'HIT');
+    assert.equal(hit.text, 'public 1');
+    assert.ok(Number(hit.headers.age) >= 0);
+  }
+  assert.equal(upstream.count('/public'), 1, 'the upstream was asked once for seven requests over two workers');
+  assert.equal((await get('/expires')).headers['x-cache'], 'MISS');
+  await stored(2);
+  assert.equal((await get('/expires')).headers['x-cache'], 'HIT', 'Expires gives a lifetime too');
+  for (const p of ['/private', '/no-store', '/set-cookie', '/no-lifetime']) {
+    const answers = [await get(p), await get(p)];
+    assert.deepEqual(answers.map((a) => a.headers['x-cache']), ['MISS', 'MISS'], p);
+    assert.equal(upstream.count(p), 2, `${p} is never answered from the cache`);
+  }
+  assert.equal((await get('/set-cookie')).headers['set-cookie'][0], 'session=3', 'each client gets its own cookie');
+});
+
+test('one user\'s answer is never another\'s: Authorization and Cookie bypass the cache, Vary keys it', async (t) => {
+  const { get, stored } = await setUp(t);
+  const alice = await get('/user', { authorization: 'Basic YWxpY2U6cw==' });
+  assert.equal(alice.headers['x-cache'], 'BYPASS');
+  const cookie = await get('/user', { cookie: 'session=alice' });
+  assert.equal(cookie.headers['x-cache'], 'BYPASS');
+  const anonymous = await get('/user');
+  assert.equal(anonymous.headers['x-cache'], 'MISS');
+  assert.equal(anonymous.text, 'user  3', 'the anonymous answer is not Alice\'s');
+  await stored(1);
+  assert.equal((await get('/user')).text, 'user  3');
+  const bob = await get('/user', { authorization: 'Basic Ym9iOnM=' });
+  assert.equal(bob.headers['x-cache'], 'BYPASS');
+  assert.match(bob.text, /^user Basic Ym9iOnM= /, 'Bob gets his own answer, not the cached one');
+
+  assert.equal((await get('/vary', { 'accept-language': 'fr' })).text, 'language fr 1');
+  await stored(2);
+  assert.equal((await get('/vary', { 'accept-language': 'en' })).text, 'language en 2', 'another language is another entry');
+  await stored(3);
+  const fr = await get('/vary', { 'accept-language': 'fr' });
+  assert.deepEqual([fr.headers['x-cache'], fr.text], ['HIT', 'language fr 1']);
+  const en = await get('/vary', { 'accept-language': 'en' });
+  assert.deepEqual([en.headers['x-cache'], en.text], ['HIT', 'language en 2']);
+});
+
+test('cache poisoning through unkeyed headers fails', async (t) => {
+  const { upstream, get, stored } = await setUp(t);
+  const attack = await get('/reflect', { 'x-original-url': '/admin', 'x-forwarded-host': 'evil.example' });
+  assert.equal(attack.headers['x-cache'], 'BYPASS', 'a request with X-Original-URL is never stored');
+  assert.match(attack.text, /url \/admin/);
+  // X-Forwarded-Host from a client that is not a trusted proxy is replaced by svr before the
+  // upstream sees it, so what is stored is the clean answer.
+  const forged = await get('/reflect', { 'x-forwarded-host': 'evil.example' });
+  assert.equal(forged.headers['x-cache'], 'MISS');
+  await stored(1);
+  const victim = await get('/reflect');
+  assert.equal(victim.headers['x-cache'], 'HIT');
+  assert.doesNotMatch(victim.text, /evil|admin/);
+  assert.equal(upstream.count('/reflect'), 2);
+});
+
+test('a huge response streams through unstored; the directory stays within maxBytes', async (t) => {
+  const { get, entries, stored, cacheDir, server } = await setUp(t, { proxyCache: { maxEntryBytes: 1024 * 1024, maxBytes: 100 * 1024 } });
+  const huge = await request(`${server.url}/huge`);
+  assert.equal(huge.status, 200);
+  assert.equal(huge.body.length, HUGE_BYTES, 'the client gets every byte');
+  assert.equal(huge.headers['x-cache'], 'MISS');
+  assert.equal((await get('/huge')).headers['x-cache'], 'MISS', 'never stored');
+  assert.equal(await entries(), 0);
+  assert.ok(directoryBytes(cacheDir) < 100 * 1024, 'nothing of it on disk');
+  // Ten 30 KiB responses against a bound of 100 KiB: the oldest go.
+  for (let i = 0; i < 10; i++) {
+    assert.equal((await get(`/sized/${i}`)).status, 200);
+    await stored(Math.min(i + 1, 3));
+  }
+  await waitUntil(() => directoryBytes(cacheDir) <= 100 * 1024 + 10 * 1024, 5000);
+  assert.ok(directoryBytes(cacheDir) <= 100 * 1024 + 10 * 1024, `${directoryBytes(cacheDir)} bytes on disk (bound 100 KiB, plus the small vary lists)`);
+  assert.ok(await entries() <= 3);
+  assert.equal((await get('/sized/9')).headers['x-cache'], 'HIT', 'the newest is kept');
+  assert.equal((await get('/sized/0')).headers['x-cache'], 'MISS', 'the oldest was removed');
+});
+
+test('revalidation, stale-while-revalidate, stale-if-error, one upstream request for concurrent misses, PURGE, metrics', async (t) => {
+  const { upstream, server, get, stored } = await setUp(t, { extra: { trustedProxies: ['127.0.0.1', '::1'] }, proxyCache: { purgeFrom: ['192.0.2.1'] } });
+  assert.equal((await get('/short')).headers['x-cache'], 'MISS');
+  assert.equal((await get('/no-cache')).headers['x-cache'], 'MISS');
+  assert.equal((await get('/swr')).text, 'swr 1');
+  assert.equal((await get('/sie')).text, 'sie 1');
+  await stored(4);
+  const noCache = await get('/no-cache');
+  assert.deepEqual([noCache.headers['x-cache'], noCache.text], ['REVALIDATED', 'no-cache 1'], 'no-cache: asked every time, the body kept');
+  assert.equal(upstream.seen.get('/no-cache')[1]['if-none-match'], '"nc"');
+  // max-age=1: these lifetimes end with the clock, so the test waits for it.
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  const revalidated = await get('/short');
+  assert.deepEqual([revalidated.headers['x-cache'], revalidated.text], ['REVALIDATED', 'short 1']);
+  const stale = await get('/swr');
+  assert.deepEqual([stale.headers['x-cache'], stale.text], ['STALE', 'swr 1'], 'answered at once from the cache');
+  assert.ok(await waitUntil(() => upstream.count('/swr') === 2, 5000), 'and refreshed behind');
+
+  // Concurrent misses: one upstream request per worker at most (the others wait for it).
+  const slow = await Promise.all(Array.from({ length: 10 }, () => get('/slow')));
+  assert.ok(slow.every((a) => a.text === 'slow 1' || a.text === 'slow 2'));
+  assert.ok(upstream.count('/slow') <= 2, `${upstream.count('/slow')} upstream requests for 10 concurrent misses over 2 workers`);
+
+  // PURGE: only from purgeFrom (here a client behind the trusted proxy).
+  assert.equal((await request(`${server.url}/short`, { method: 'PURGE' })).status, 403);
+  const purged = await request(`${server.url}/short`, { method: 'PURGE', headers: { 'x-forwarded-for': '192.0.2.1' } });
+  assert.deepEqual([purged.status, purged.text], [200, 'purged\n']);
+  assert.equal((await get('/short')).headers['x-cache'], 'MISS');
+
+  // stale-if-error: the upstream is gone, the stale answer stands in.
+  await new Promise((resolve) => upstream.server.close(resolve));
+  upstream.server.closeAllConnections();
+  const fallback = await get('/sie');
+  assert.deepEqual([fallback.status, fallback.headers['x-cache'], fallback.text], [200, 'STALE', 'sie 1']);
+  assert.equal((await get('/public')).status, 502, 'nothing stored to stand in: the error page');
+
+  const metrics = (await request(`${server.url}/metrics`)).text;
+  for (const status of ['MISS', 'REVALIDATED', 'STALE']) assert.ok(metricValue(metrics, `svr_proxy_cache_requests_total{status="${status}"}`) >= 1, status);
+  assert.ok(metricValue(metrics, 'svr_proxy_cache_served_bytes_total') > 0);
+});
