@@ -19,7 +19,7 @@ const { serverSocketPath, startControlServer } = require('./control');
 const { HeldSockets, configuredKeys } = require('./held-sockets');
 const { createRateCounter } = require('./rate-limits/counter');
 const { answerRateLimits } = require('./rate-limits/ipc');
-const { createCacheIndex, answerCacheIndex } = require('./proxy-cache-index');
+const { createCacheIndex, answerCacheIndex, cachesAnything } = require('./proxy-cache-index');
 
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_CAP_MS = 15000;
@@ -226,7 +226,7 @@ class Supervisor {
   // One counter for the host, kept across reloads (the counts go on); a reload that changes
   // rateLimitStore starts a new one, with empty counts.
   rateCounterFor(config) {
-    const settings = JSON.stringify(config.rateLimitStore || {});
+    const settings = JSON.stringify(config.rateLimitStore);
     if (this.rateCounter && this.rateCounter.configured === settings) return this.rateCounter;
     if (this.rateCounter) this.rateCounter.close();
     this.rateCounter = Object.assign(createRateCounter(config.rateLimitStore, log), { configured: settings });
@@ -236,7 +236,7 @@ class Supervisor {
   // The proxy cache's index (proxy-cache-index.js), made anew, with an emptied directory, when
   // a config changes what it bounds.
   cacheIndexFor(config) {
-    const settings = JSON.stringify([config.proxyCache, config.stateDirectory, (config.proxy || []).some((rule) => rule.cache === true)]);
+    const settings = JSON.stringify([config.proxyCache, config.stateDirectory, cachesAnything(config)]);
     if (this.cacheIndex !== undefined && this.cacheSettings === settings) return;
     this.cacheSettings = settings;
     try {
@@ -466,7 +466,7 @@ function banner(listeners, detail) {
 }
 
 function hasRateLimits(config) {
-  return Array.isArray(config.rateLimits) && config.rateLimits.length > 0;
+  return config.rateLimits.length > 0;
 }
 
 function describeExit(code, signal) {

@@ -14,15 +14,13 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { proxyCacheDirectory } = require('../product');
 
-const DEFAULTS = { maxBytes: 256 * 1024 * 1024, maxEntries: 10000 };
-
 function cachesAnything(config) {
-  return (config.proxy || []).some((rule) => rule.cache === true);
+  return config.proxy.some((rule) => rule.cache);
 }
 
 function createCacheIndex(config, log) {
   if (!cachesAnything(config)) return null;
-  const { maxBytes, maxEntries } = { ...DEFAULTS, ...config.proxyCache };
+  const { maxBytes, maxEntries } = config.proxyCache;
   const directory = proxyCacheDirectory(config);
   fs.rmSync(directory, { recursive: true, force: true });
   fs.mkdirSync(directory, { recursive: true, mode: 0o700 });

@@ -294,7 +294,7 @@ function runClusterWorker() {
         heldSocket: sockets.heldSocket,
         shareSocket: message.holdSockets ? sockets.shareSocket : undefined,
         metricsSink: message.config.metrics ? ipcSink() : null,
-        rateLimiter: message.config.rateLimits && message.config.rateLimits.length > 0 ? ipcRateLimiter(log) : null,
+        rateLimiter: message.config.rateLimits.length > 0 ? ipcRateLimiter(log) : null,
         cacheIndex: cachesAnything(message.config) ? ipcCacheIndex() : null,
       }, { disableMods: message.disableMods });
       if (worker) {

@@ -27,19 +27,18 @@ const SUMMARY_MS = 10000;
 
 function compileRule(entry) {
   const prefix = entry.path;
-  const key = entry.key || 'address';
-  const exempt = compileAddressList(entry.exempt || [], 'exempt');
+  const exempt = compileAddressList(entry.exempt, 'exempt');
   return {
     name: entry.name || (entry.host ? `${entry.host}${prefix}` : prefix),
     prefix,
     bare: prefix.length > 1 && prefix.endsWith('/') ? prefix.slice(0, -1) : null,
     matchesHost: compileHostPattern(entry.host),
-    methods: Array.isArray(entry.methods) ? new Set(entry.methods.map((m) => m.toUpperCase())) : null,
+    methods: entry.methods ? new Set(entry.methods.map((m) => m.toUpperCase())) : null,
     rate: entry.rate,
-    burst: entry.burst ?? 1,
+    burst: entry.burst,
     delay: entry.over === 'delay',
     exempt: exempt.size > 0 ? exempt : null,
-    clientKey: compileKey(key),
+    clientKey: compileKey(entry.key),
   };
 }
 
@@ -107,7 +106,7 @@ function gone(res) {
 }
 
 function createRateLimitStage(site, limiter) {
-  const entries = site.config.rateLimits || [];
+  const entries = site.config.rateLimits;
   if (entries.length === 0 || !limiter) return null;
   const rules = entries.map(compileRule);
   const refusedUntil = new Map(); // key -> ms since the epoch

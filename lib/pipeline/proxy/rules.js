@@ -48,7 +48,7 @@ function compileRule(entry, at, errors) {
     bare: prefix.length > 1 && prefix.endsWith('/') ? prefix.slice(0, -1) : null,
     matchesHost: compileHostPattern(entry.host),
     stripPrefix: entry.stripPrefix === true,
-    cache: entry.cache === true,
+    cache: entry.cache,
     preserveHost: entry.preserveHost !== false,
     via: entry.via === true,
     timeouts,

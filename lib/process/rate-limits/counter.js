@@ -20,12 +20,12 @@ const { LocalStore } = require('./local-store');
 const { RedisStore } = require('./redis-store');
 const { bucketOf } = require('./gcra');
 
-const DEFAULTS = { redis: null, whenDown: 'local', timeout: 250, maxKeys: 100000 };
 const OPEN = { allowed: true, aheadMs: 0 };
 const CLOSED = { allowed: false, unavailable: true, retryMs: 1000 };
 
+// settings: the config's rateLimitStore, its defaults applied by the schema.
 function createRateCounter(settings, log) {
-  const { redis: url, whenDown, timeout, maxKeys } = { ...DEFAULTS, ...settings };
+  const { redis: url, whenDown, timeout, maxKeys } = settings;
   const local = new LocalStore({ maxKeys });
   const shared = url ? new RedisStore({ url, timeoutMs: timeout, log }) : null;
 

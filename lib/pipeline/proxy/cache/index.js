@@ -23,14 +23,13 @@ const { createDiskStore } = require('./disk-store');
 const { compileAddressList } = require('../../../http/address-list');
 const { proxyCacheDirectory } = require('../../../product');
 
-const DEFAULTS = { maxEntryBytes: 8 * 1024 * 1024, memoryBytes: 32 * 1024 * 1024, purgeFrom: ['127.0.0.1', '::1'] };
 // Headers of a stored response that belong to that one exchange, not to the cached entry.
 const NOT_STORED = new Set(['set-cookie', 'age', 'x-cache', 'date', 'connection', 'keep-alive', 'transfer-encoding']);
 
 function createProxyCache(site, { index }) {
   const { config } = site;
-  if (!(config.proxy || []).some((rule) => rule.cache === true)) return null;
-  const settings = { ...DEFAULTS, ...config.proxyCache };
+  if (!config.proxy.some((rule) => rule.cache)) return null;
+  const settings = config.proxyCache;
   const store = createDiskStore({ directory: proxyCacheDirectory(config), memoryBytes: settings.memoryBytes, index });
   const purgers = compileAddressList(settings.purgeFrom, 'proxyCache.purgeFrom');
   const inflight = new Map(); // key -> Promise settled when that fetch is stored or not
