@@ -42,6 +42,7 @@ function startUpstream() {
       case '/no-cache':
         if (req.headers['if-none-match'] === '"nc"') { res.writeHead(304, { etag: '"nc"', 'cache-control': 'no-cache' }); return res.end(); }
         return send({ etag: '"nc"', 'cache-control': 'no-cache' }, `no-cache ${n}`);
+      case '/plain-short': return send({ 'cache-control': 'max-age=1' }, `plain-short ${n}`);
       case '/swr': return send({ 'cache-control': 'max-age=1, stale-while-revalidate=30' }, `swr ${n}`);
       case '/sie': return send({ 'cache-control': 'max-age=1, stale-if-error=30' }, `sie ${n}`);
       case '/huge': {
@@ -74,7 +75,7 @@ function directoryBytes(dir) {
   return total;
 }
 
-async function setUp(t, { proxyCache = {}, extra = {} } = {}) {
+async function setUp(t, { proxyCache = {}, extra = {}, files = {} } = {}) {
   const upstream = await startUpstream();
   t.after(() => upstream.server.close());
   const server = await startServer({
@@ -82,6 +83,7 @@ async function setUp(t, { proxyCache = {}, extra = {} } = {}) {
       workers: 2, schedulingPolicy: 'rr', metrics: { path: '/metrics' }, stateDirectory: 'state',
       proxy: [{ path: '/', upstreams: [`http://127.0.0.1:${upstream.port}`], cache: true }], proxyCache, ...extra,
     },
+    files,
   });
   t.after(() => server.stop());
   const agent = new http.Agent({ keepAlive: false }); // a fresh connection each: both workers answer
@@ -98,7 +100,7 @@ async function setUp(t, { proxyCache = {}, extra = {} } = {}) {
 }
 
 test('a fresh response is stored once and answered by every worker; what must not be stored is not', async (t) => {
-  const { upstream, get, stored } = await setUp(t);
+  const { upstream, server, get, stored } = await setUp(t);
   const first = await get('/public');
   assert.equal(first.headers['x-cache'], 'MISS');
   await stored(1);
@@ -108,7 +110,13 @@ test('a fresh response is stored once and answered by every worker; what must no
     assert.equal(hit.text, 'public 1');
     assert.ok(Number(hit.headers.age) >= 0);
   }
-  assert.equal(upstream.count('/public'), 1, 'the upstream was asked once for seven requests over two workers');
+  const head = await request(`${server.url}/public`, { method: 'HEAD' });
+  assert.deepEqual([head.headers['x-cache'], head.headers['content-length'], head.body.length], ['HIT', '8', 0], 'a HEAD from the stored GET');
+  assert.equal((await get('/public', { 'cache-control': 'no-cache', pragma: 'no-cache' })).headers['x-cache'], 'HIT', 'the client\'s Cache-Control does not bypass the cache');
+  assert.equal(upstream.count('/public'), 1, 'the upstream was asked once for nine requests over two workers');
+  // The access log ends the line of a caching rule's request with its X-Cache status.
+  await server.waitForLog(/"GET \/public HTTP\/1\.1" 200 8 "-" "-" \d+\.\d{3} MISS$/, 'stdout');
+  await server.waitForLog(/"GET \/public HTTP\/1\.1" 200 8 "-" "-" \d+\.\d{3} HIT$/, 'stdout');
   assert.equal((await get('/expires')).headers['x-cache'], 'MISS');
   await stored(2);
   assert.equal((await get('/expires')).headers['x-cache'], 'HIT', 'Expires gives a lifetime too');
@@ -162,7 +170,12 @@ test('cache poisoning through unkeyed headers fails', async (t) => {
 });
 
 test('a huge response streams through unstored; the directory stays within maxBytes', async (t) => {
-  const { get, entries, stored, cacheDir, server } = await setUp(t, { proxyCache: { maxEntryBytes: 1024 * 1024, maxBytes: 100 * 1024 } });
+  // A file left in the cache's folder from before (the web root is <dir>/web): emptied at start.
+  const { get, entries, stored, cacheDir, server } = await setUp(t, {
+    proxyCache: { maxEntryBytes: 1024 * 1024, maxBytes: 100 * 1024 },
+    files: { '../state/proxy-cache/left-over/entry': 'z'.repeat(200 * 1024) },
+  });
+  assert.ok(!fs.existsSync(path.join(cacheDir, 'left-over')), 'what an earlier run left is gone');
   const huge = await request(`${server.url}/huge`);
   assert.equal(huge.status, 200);
   assert.equal(huge.body.length, HUGE_BYTES, 'the client gets every byte');
@@ -188,7 +201,10 @@ test('revalidation, stale-while-revalidate, stale-if-error, one upstream request
   assert.equal((await get('/no-cache')).headers['x-cache'], 'MISS');
   assert.equal((await get('/swr')).text, 'swr 1');
   assert.equal((await get('/sie')).text, 'sie 1');
-  await stored(4);
+  assert.equal((await get('/plain-short')).text, 'plain-short 1');
+  await stored(5);
+  const notModified = await get('/short', { 'if-none-match': '"v1"' });
+  assert.deepEqual([notModified.status, notModified.headers['x-cache']], [304, 'HIT'], 'the client\'s own validator matches the stored one');
   const noCache = await get('/no-cache');
   assert.deepEqual([noCache.headers['x-cache'], noCache.text], ['REVALIDATED', 'no-cache 1'], 'no-cache: asked every time, the body kept');
   assert.equal(upstream.seen.get('/no-cache')[1]['if-none-match'], '"nc"');
@@ -199,6 +215,8 @@ test('revalidation, stale-while-revalidate, stale-if-error, one upstream request
   const stale = await get('/swr');
   assert.deepEqual([stale.headers['x-cache'], stale.text], ['STALE', 'swr 1'], 'answered at once from the cache');
   assert.ok(await waitUntil(() => upstream.count('/swr') === 2, 5000), 'and refreshed behind');
+  const expired = await get('/plain-short');
+  assert.deepEqual([expired.headers['x-cache'], expired.text], ['EXPIRED', 'plain-short 2'], 'no validator: fetched again');
 
   // Concurrent misses: one upstream request per worker at most (the others wait for it).
   const slow = await Promise.all(Array.from({ length: 10 }, () => get('/slow')));
@@ -210,6 +228,7 @@ test('revalidation, stale-while-revalidate, stale-if-error, one upstream request
   const purged = await request(`${server.url}/short`, { method: 'PURGE', headers: { 'x-forwarded-for': '192.0.2.1' } });
   assert.deepEqual([purged.status, purged.text], [200, 'purged\n']);
   assert.equal((await get('/short')).headers['x-cache'], 'MISS');
+  assert.equal((await request(`${server.url}/nothing-here`, { method: 'PURGE', headers: { 'x-forwarded-for': '192.0.2.1' } })).status, 404);
 
   // stale-if-error: the upstream is gone, the stale answer stands in.
   await new Promise((resolve) => upstream.server.close(resolve));
