@@ -101,6 +101,7 @@ class MetricsAggregator {
     if (proxyCache) {
       metric('svr_proxy_cache_entries', 'gauge', 'Responses stored in the proxy cache (at most proxyCache.maxEntries).', [['', proxyCache.entries]]);
       metric('svr_proxy_cache_bytes', 'gauge', 'Bytes of the proxy cache\'s files (at most proxyCache.maxBytes).', [['', proxyCache.bytes]]);
+      metric('svr_proxy_cache_stores_total', 'counter', 'Responses written to the proxy cache.', [['', proxyCache.stored]]);
     }
     metric('svr_start_time_seconds', 'gauge', 'When the server started (Unix time).', [['', Math.floor(this.startedAt / 1000)]]);
     return `${out.join('\n')}\n`;

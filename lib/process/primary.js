@@ -19,7 +19,7 @@ const { serverSocketPath, startControlServer } = require('./control');
 const { HeldSockets, configuredKeys } = require('./held-sockets');
 const { createRateCounter } = require('./rate-limits/counter');
 const { answerRateLimits } = require('./rate-limits/ipc');
-const { createCacheIndex, answerCacheIndex, cachesAnything } = require('./proxy-cache-index');
+const { primaryCacheIndex, cachesAnything } = require('./proxy-cache-index');
 
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_CAP_MS = 15000;
@@ -216,7 +216,7 @@ class Supervisor {
   onMessage(worker, message) {
     if (this.metrics) this.metrics.onWorkerMessage(worker, message);
     if (message?.type === 'recycle') this.onRecycle(worker, message);
-    if (message?.type === 'cache-stored' || message?.type === 'cache-removed') answerCacheIndex(message, this.cacheIndex);
+    if (this.cacheIndex && /^cache-(stored|removed|forgotten)$/.test(message?.type)) this.cacheIndex.answer(worker, message);
     if (message?.type === 'rate-limit') answerRateLimits(worker, message, this.rateCounterFor(this.config), this.pool.size);
     // The cluster's own "close" message travels before this one on the same ordered channel,
     // so by now no new connection will be handed to this worker: it may exit once idle.
@@ -240,7 +240,7 @@ class Supervisor {
     if (this.cacheIndex !== undefined && this.cacheSettings === settings) return;
     this.cacheSettings = settings;
     try {
-      this.cacheIndex = createCacheIndex(config, log);
+      this.cacheIndex = primaryCacheIndex(config, log, () => this.alive);
     } catch (error) {
       this.cacheIndex = null;
       log.error(`proxy cache: cannot prepare its directory: ${error.message}; nothing is cached`);

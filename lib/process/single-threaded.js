@@ -12,7 +12,7 @@ const { createLocalMetricsSink } = require('./metrics');
 const { EXIT_CONFIG, startFailureStatus } = require('./exit-status');
 const { createRateCounter } = require('./rate-limits/counter');
 const { inProcessRateLimiter } = require('./rate-limits/ipc');
-const { createCacheIndex } = require('./proxy-cache-index');
+const { inProcessCacheIndex } = require('./proxy-cache-index');
 
 function runSingleThreaded(options) {
   const { config, errors, problem, warnings = [] } = readConfig(options);
@@ -33,7 +33,7 @@ function runSingleThreaded(options) {
     metricsSink: createLocalMetricsSink(config),
     // The counter lives in this process; a reload keeps it (and its rateLimitStore settings).
     rateLimiter: inProcessRateLimiter(createRateCounter(config.rateLimitStore, log)),
-    cacheIndex: createCacheIndex(config, log),
+    cacheIndex: inProcessCacheIndex(config, log),
   }, { disableMods: options.disableMods });
   // No primary to replace this process: after an uncaught exception it finishes what it is
   // serving and stops (exit code 1).

@@ -6,16 +6,19 @@
 //   [4-byte length][metadata JSON][body]
 // A file is written whole under a temporary name, then renamed: a reader sees an old entry or a
 // new one, never half of one. Each worker keeps the entries it served last in memory
-// (memoryBytes), checked against the file's inode and mtime on every use, so a replaced or
-// purged file is never served from memory.
+// (memoryBytes) and answers a fresh one from there without touching the disk; a purge or an
+// eviction anywhere reaches every worker's memory through the primary (forget()) before the
+// PURGE is answered. An entry another worker replaced is still a fresh answer until it expires;
+// then the disk's newer copy is read.
 //
 // The bound on the directory is the primary's (it hears of every file stored through `index` and
 // removes the oldest past maxBytes/maxEntries); a single entry never exceeds maxEntryBytes, so
 // a response larger than that is passed through and never written.
 //
 //   createDiskStore({ directory, memoryBytes, index }) ->
-//     { lookup(key, req) -> Promise<entry | null>, save(key, req, meta, body) -> Promise,
-//       purge(key) -> Promise<boolean> }
+//     { lookupMemory(key, req) -> entry | null, lookup(key, req) -> Promise<entry | null>,
+//       save(key, req, meta, body) -> Promise, purge(key) -> Promise<boolean>,
+//       forget(path) (a folder or a file: dropped from memory) }
 //   entry: { meta, body (Buffer), file }
 
 const crypto = require('node:crypto');
@@ -26,26 +29,64 @@ const sha256 = (text) => crypto.createHash('sha256').update(text).digest('hex');
 
 function createDiskStore({ directory, memoryBytes, index }) {
   const memory = new Map(); // file -> { ino, mtimeMs, entry, bytes }, least recently used first
+  const varyOf = new Map(); // folder -> the header names its responses vary on, as last read
   let memoryUsed = 0;
   let counter = 0;
 
-  const folderOf = (key) => path.join(directory, sha256(key));
-  const variantOf = (names, req) => sha256(names.map((name) => `${name}:${req.headers[name] ?? ''}`).join('\n'));
+  // A hash per lookup is most of a hit's cost: the folders of the keys seen last are kept.
+  const folders = new Map();
+  const folderOf = (key) => {
+    let folder = folders.get(key);
+    if (folder === undefined) {
+      if (folders.size >= 10000) folders.delete(folders.keys().next().value);
+      folder = path.join(directory, sha256(key));
+      folders.set(key, folder);
+    }
+    return folder;
+  };
+  const NO_VARY = sha256('');
+  const variantOf = (names, req) => (names.length === 0 ? NO_VARY : sha256(names.map((name) => `${name}:${req.headers[name] ?? ''}`).join('\n')));
+  const fileOf = (folder, names, req) => (names.length === 0 ? `${folder}${path.sep}${NO_VARY}` : path.join(folder, variantOf(names, req)));
 
   function remember(file, stat, entry) {
     const bytes = entry.body.length + 1024;
     if (bytes > memoryBytes / 4) return; // a few large entries must not push out every small one
-    forget(file);
-    while (memoryUsed + bytes > memoryBytes && memory.size > 0) forget(memory.keys().next().value);
+    forgetFile(file);
+    while (memoryUsed + bytes > memoryBytes && memory.size > 0) forgetFile(memory.keys().next().value);
     memory.set(file, { ino: stat.ino, mtimeMs: stat.mtimeMs, entry, bytes });
     memoryUsed += bytes;
   }
 
-  function forget(file) {
+  function forgetFile(file) {
     const held = memory.get(file);
     if (!held) return;
     memory.delete(file);
     memoryUsed -= held.bytes;
+  }
+
+  // target: a URL's folder (a purge: every variant goes) or one file (an eviction).
+  function forget(target) {
+    if (path.dirname(target) !== directory) return forgetFile(target);
+    varyOf.delete(target);
+    for (const file of [...memory.keys()]) if (file.startsWith(target + path.sep)) forgetFile(file);
+    return undefined;
+  }
+
+  function rememberVary(folder, names) {
+    if (!varyOf.has(folder) && varyOf.size >= 100000) varyOf.delete(varyOf.keys().next().value);
+    varyOf.set(folder, names);
+  }
+
+  // A fresh answer without the disk: the entry this worker last read or stored for the request.
+  function lookupMemory(key, req) {
+    const folder = folderOf(key);
+    const names = varyOf.get(folder);
+    if (names === undefined) return null;
+    const held = memory.get(fileOf(folder, names, req));
+    if (held === undefined || held.entry.meta.key !== key) return null;
+    memory.delete(held.entry.file); // most recently used again
+    memory.set(held.entry.file, held);
+    return held.entry;
   }
 
   async function readEntry(file) {
@@ -53,7 +94,7 @@ function createDiskStore({ directory, memoryBytes, index }) {
     try {
       stat = await fs.promises.stat(file);
     } catch {
-      forget(file);
+      forgetFile(file);
       return null;
     }
     const held = memory.get(file);
@@ -87,9 +128,10 @@ function createDiskStore({ directory, memoryBytes, index }) {
     try {
       names = JSON.parse(await fs.promises.readFile(path.join(folder, 'vary'), 'utf8'));
     } catch {
-      // no vary list: the URL was never stored, or its response varies on nothing
+      return null; // never stored (or purged)
     }
-    const entry = await readEntry(path.join(folder, variantOf(names, req)));
+    rememberVary(folder, names);
+    const entry = await readEntry(fileOf(folder, names, req));
     return entry && entry.meta.key === key ? entry : null;
   }
 
@@ -107,21 +149,24 @@ function createDiskStore({ directory, memoryBytes, index }) {
     const metaBytes = Buffer.from(JSON.stringify({ ...meta, key }));
     const head = Buffer.alloc(4);
     head.writeUInt32BE(metaBytes.length, 0);
-    const file = path.join(folder, variantOf(names, req));
+    const file = fileOf(folder, names, req);
     await writeAtomically(file, Buffer.concat([head, metaBytes, body]));
     index.stored(file, 4 + metaBytes.length + body.length);
+    rememberVary(folder, names);
+    remember(file, await fs.promises.stat(file), { meta: { ...meta, key }, body, file });
   }
 
+  // Resolves once every worker has dropped the folder from memory too (the primary says so).
   async function purge(key) {
     const folder = folderOf(key);
     const existed = fs.existsSync(folder);
     await fs.promises.rm(folder, { recursive: true, force: true });
-    for (const file of [...memory.keys()]) if (file.startsWith(folder + path.sep)) forget(file);
-    index.removed(folder);
+    forget(folder);
+    await index.removed(folder);
     return existed;
   }
 
-  return { lookup, save, purge };
+  return { lookupMemory, lookup, save, purge, forget };
 }
 
 module.exports = { createDiskStore };

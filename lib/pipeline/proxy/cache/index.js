@@ -31,6 +31,7 @@ function createProxyCache(site, { index }) {
   if (!config.proxy.some((rule) => rule.cache)) return null;
   const settings = config.proxyCache;
   const store = createDiskStore({ directory: proxyCacheDirectory(config), memoryBytes: settings.memoryBytes, index });
+  index.onForget(store.forget); // purges and evictions anywhere in the host
   const purgers = compileAddressList(settings.purgeFrom, 'proxyCache.purgeFrom');
   const inflight = new Map(); // key -> Promise settled when that fetch is stored or not
 
@@ -53,19 +54,25 @@ function createProxyCache(site, { index }) {
     return !entry.meta.revalidateAlways && now < entry.meta.storedAt + entry.meta.lifetimeMs;
   }
 
-  function answerFromEntry(req, res, entry, status, headers = entry.meta.headers) {
-    mark(req, res, status);
-    const etag = headers.etag;
-    const outgoing = { ...headers, age: String(ageOf(entry.meta, Date.now())), 'x-cache': status };
-    if (res.hasHeader('server')) delete outgoing.server;
-    if (etag !== undefined && req.headers['if-none-match'] !== undefined && req.headers['if-none-match'].split(',').map((t) => t.trim()).includes(etag)) {
-      delete outgoing['content-length'];
-      res.writeHead(304, outgoing);
+  // The stored headers as one flat list for writeHead, made once per entry (svr's Server stands).
+  function storedHeaders(entry) {
+    if (entry.flatHeaders === undefined) {
+      entry.flatHeaders = Object.entries(entry.meta.headers).filter(([name]) => name !== 'server' && name !== 'content-length').flat();
+    }
+    return entry.flatHeaders;
+  }
+
+  function answerFromEntry(req, res, entry, status) {
+    req.svr.cache = status;
+    const age = String(ageOf(entry.meta, Date.now()));
+    const etag = entry.meta.headers.etag;
+    const validator = req.headers['if-none-match'];
+    if (etag !== undefined && validator !== undefined && validator.split(',').some((tag) => tag.trim() === etag)) {
+      res.writeHead(304, [...storedHeaders(entry), 'age', age, 'x-cache', status]);
       return res.end();
     }
-    outgoing['content-length'] = String(entry.body.length);
     req.svr.bodyBytes = entry.body.length;
-    res.writeHead(entry.meta.status, outgoing);
+    res.writeHead(entry.meta.status, [...storedHeaders(entry), 'age', age, 'x-cache', status, 'content-length', String(entry.body.length)]);
     return res.end(req.method === 'HEAD' ? undefined : entry.body);
   }
 
@@ -137,13 +144,21 @@ function createProxyCache(site, { index }) {
     return done;
   }
 
-  async function handle(req, res, rule, ctx, forward) {
+  // A fresh entry in this worker's memory is answered at once, without a promise; the rest
+  // (the disk, the upstream) in lookUp().
+  function handle(req, res, rule, ctx, forward) {
     const reason = bypassReason(req);
     if (reason !== null) {
       mark(req, res, 'BYPASS');
       return forward(req, res, rule, ctx);
     }
     const key = keyOf(req, rule, ctx);
+    const held = store.lookupMemory(key, req);
+    if (held !== null && isFresh(held, Date.now())) return answerFromEntry(req, res, held, 'HIT');
+    return lookUp(req, res, rule, ctx, forward, key);
+  }
+
+  async function lookUp(req, res, rule, ctx, forward, key) {
     let entry = await store.lookup(key, req);
     if (entry === null && inflight.has(key)) { // another request of this worker is fetching it
       await inflight.get(key);
