@@ -193,6 +193,7 @@ class Supervisor {
   onExit(worker, code, signal) {
     this.pool.delete(worker);
     if (this.metrics) this.metrics.onWorkerExit(worker);
+    if (this.cacheIndex) this.cacheIndex.workerGone(worker); // its cache locks, so others stop waiting
     if (this.stopping) return this.exitWhenEmpty();
     if (!this.started) return; // start() reports it: a worker that cannot start is fatal
     if (worker.svr.retiring || worker.svr.abandoned) return;
@@ -216,7 +217,7 @@ class Supervisor {
   onMessage(worker, message) {
     if (this.metrics) this.metrics.onWorkerMessage(worker, message);
     if (message?.type === 'recycle') this.onRecycle(worker, message);
-    if (this.cacheIndex && /^cache-(stored|removed|forgotten)$/.test(message?.type)) this.cacheIndex.answer(worker, message);
+    if (this.cacheIndex && /^cache-(stored|removed|forgotten|lock|unlock)$/.test(message?.type)) this.cacheIndex.answer(worker, message);
     if (message?.type === 'rate-limit') answerRateLimits(worker, message, this.rateCounterFor(this.config), this.pool.size);
     // The cluster's own "close" message travels before this one on the same ordered channel,
     // so by now no new connection will be handed to this worker: it may exit once idle.

@@ -11,10 +11,15 @@
 //     { stored(file, bytes), removed(folder), status() -> { entries, bytes, stored } }
 //     forgetEverywhere(path) -> Promise: tell every worker to drop `path` from memory
 //   ipcCacheIndex() -> the workers' side: { stored(file, bytes), removed(folder) -> Promise,
-//                      onForget(callback(path)) }
+//                      onForget(callback(path)), lock(folder) -> Promise<'granted' | 'released'>,
+//                      unlock(folder) }
+//     lock: one upstream request for concurrent misses of a URL over the workers (nginx's
+//     proxy_cache_lock): the first worker to ask is 'granted' and fetches; the others' answer
+//     comes when it unlocks (or after LOCK_MS, or when it dies), as 'released'.
 //   inProcessCacheIndex(config, log) -> the same for --single-threaded
-//   answerCacheIndex(worker, message, index, workers)   for messages 'cache-stored', 'cache-removed',
-//                      'cache-forgotten' (workers: those to tell)
+//   primaryCacheIndex(config, log, workers) -> the index plus answer(worker, message) for the
+//                      messages 'cache-stored', 'cache-removed', 'cache-forgotten', 'cache-lock',
+//                      'cache-unlock', and workerGone(worker)
 
 const fs = require('node:fs');
 const path = require('node:path');
@@ -25,6 +30,8 @@ function cachesAnything(config) {
 }
 
 const FORGET_WAIT_MS = 1000;
+const LOCK_MS = 5000; // as nginx's proxy_cache_lock_timeout
+const MAX_LOCKS = 10000;
 
 function createCacheIndex(config, log, { forgetEverywhere = () => Promise.resolve() } = {}) {
   if (!cachesAnything(config)) return null;
@@ -67,29 +74,32 @@ function createCacheIndex(config, log, { forgetEverywhere = () => Promise.resolv
 
 function ipcCacheIndex() {
   const send = (message) => { if (process.connected) process.send(message); };
-  const waiting = new Map(); // id -> resolve, for removals
+  const waiting = new Map(); // id -> resolve, for removals and locks
   let nextId = 1;
   let forget = () => {};
+  const ask = (message, fallback, timeoutMs) => new Promise((resolve) => {
+    if (!process.connected) return resolve(fallback);
+    const id = nextId++;
+    const timer = setTimeout(() => { waiting.delete(id); resolve(fallback); }, timeoutMs);
+    waiting.set(id, (answer) => { clearTimeout(timer); resolve(answer); });
+    return send({ ...message, id });
+  });
   process.on('message', (message) => {
     if (!message) return;
     if (message.type === 'cache-forget' && typeof message.path === 'string') {
       forget(message.path);
       if (message.id !== undefined) send({ type: 'cache-forgotten', id: message.id });
-    } else if (message.type === 'cache-removed-everywhere' && waiting.has(message.id)) {
-      waiting.get(message.id)();
+    } else if ((message.type === 'cache-removed-everywhere' || message.type === 'cache-lock-answer') && waiting.has(message.id)) {
+      waiting.get(message.id)(message.lock);
       waiting.delete(message.id);
     }
   });
   return {
     stored: (file, bytes) => send({ type: 'cache-stored', file, bytes }),
-    removed: (folder) => new Promise((resolve) => {
-      if (!process.connected) return resolve();
-      const id = nextId++;
-      const timer = setTimeout(() => { waiting.delete(id); resolve(); }, 2 * FORGET_WAIT_MS);
-      waiting.set(id, () => { clearTimeout(timer); resolve(); });
-      return send({ type: 'cache-removed', id, folder });
-    }),
+    removed: (folder) => ask({ type: 'cache-removed', folder }, undefined, 2 * FORGET_WAIT_MS),
     onForget: (callback) => { forget = callback; },
+    lock: (folder) => ask({ type: 'cache-lock', folder }, 'released', LOCK_MS + 1000),
+    unlock: (folder) => send({ type: 'cache-unlock', folder }),
   };
 }
 
@@ -97,7 +107,8 @@ function ipcCacheIndex() {
 function inProcessCacheIndex(config, log) {
   let forget = () => {};
   const index = createCacheIndex(config, log, { forgetEverywhere: (target) => { forget(target); return Promise.resolve(); } });
-  return index && { ...index, onForget: (callback) => { forget = callback; } };
+  // One worker: its own requests wait for each other (cache/index.js), so every lock is granted.
+  return index && { ...index, onForget: (callback) => { forget = callback; }, lock: async () => 'granted', unlock() {} };
 }
 
 // The primary's side. A removal waits for every worker's 'cache-forgotten' before it answers.
@@ -115,9 +126,35 @@ function primaryCacheIndex(config, log, workers) {
   });
   const index = createCacheIndex(config, log, { forgetEverywhere });
   if (index === null) return null;
+  const locks = new Map(); // folder -> { holder, waiters: [[worker, id]], timer }
+  const answerLock = (worker, id, lock) => { if (worker.isConnected()) worker.send({ type: 'cache-lock-answer', id, lock }); };
+  const release = (folder) => {
+    const lock = locks.get(folder);
+    if (!lock) return;
+    locks.delete(folder);
+    clearTimeout(lock.timer);
+    for (const [worker, id] of lock.waiters) answerLock(worker, id, 'released');
+  };
   return {
     ...index,
+    workerGone(worker) {
+      for (const [folder, lock] of [...locks]) {
+        if (lock.holder === worker) release(folder);
+        else lock.waiters = lock.waiters.filter(([waiter]) => waiter !== worker);
+      }
+    },
     answer(worker, message) {
+      if (message.type === 'cache-lock' && typeof message.folder === 'string') {
+        const lock = locks.get(message.folder);
+        if (lock) return void lock.waiters.push([worker, message.id]);
+        if (locks.size >= MAX_LOCKS) return answerLock(worker, message.id, 'granted'); // never a queue without bound
+        locks.set(message.folder, { holder: worker, waiters: [], timer: setTimeout(() => release(message.folder), LOCK_MS) });
+        return answerLock(worker, message.id, 'granted');
+      }
+      if (message.type === 'cache-unlock') {
+        if (locks.get(message.folder)?.holder === worker) release(message.folder);
+        return undefined;
+      }
       if (message.type === 'cache-stored') index.stored(message.file, message.bytes);
       else if (message.type === 'cache-removed') {
         index.removed(message.folder).then(() => { if (worker.isConnected()) worker.send({ type: 'cache-removed-everywhere', id: message.id }); });

@@ -18,7 +18,7 @@
 //   createDiskStore({ directory, memoryBytes, index }) ->
 //     { lookupMemory(key, req) -> entry | null, lookup(key, req) -> Promise<entry | null>,
 //       save(key, req, meta, body) -> Promise, purge(key) -> Promise<boolean>,
-//       forget(path) (a folder or a file: dropped from memory) }
+//       forget(path) (a folder or a file: dropped from memory), folderOf(key) }
 //   entry: { meta, body (Buffer), file }
 
 const crypto = require('node:crypto');
@@ -166,7 +166,7 @@ function createDiskStore({ directory, memoryBytes, index }) {
     return existed;
   }
 
-  return { lookupMemory, lookup, save, purge, forget };
+  return { lookupMemory, lookup, save, purge, forget, folderOf };
 }
 
 module.exports = { createDiskStore };

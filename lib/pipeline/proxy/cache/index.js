@@ -13,8 +13,10 @@
 //   EXPIRED      stale: the upstream sent a new response, answered and stored
 //   MISS         not stored: forwarded, and stored if the response may be (policy.js)
 // A stale entry is also answered (STALE) when the upstream fails and stale-if-error allows it.
-// Concurrent misses of one key in a worker make one upstream request: the others wait for it and
-// are answered from what it stored (or forwarded themselves when it could not be stored).
+// Concurrent misses of one key make one upstream request for the host: in a worker the first one
+// asks the primary for the key's lock (index.lock) and the others wait for it; a worker whose
+// lock comes back 'released' (another worker fetched) reads what that one stored, and forwards
+// only when nothing could be stored.
 // PURGE of a URL, from an address in proxyCache.purgeFrom, removes its entries (every variant).
 
 const { PassThrough } = require('node:stream');
@@ -165,7 +167,7 @@ function createProxyCache(site, { index }) {
       entry = await store.lookup(key, req);
     }
     const now = Date.now();
-    if (entry === null) return fetchAndStore(req, res, rule, ctx, forward, key, null, 'MISS');
+    if (entry === null) return miss(req, res, rule, ctx, forward, key);
     if (isFresh(entry, now)) return answerFromEntry(req, res, entry, 'HIT');
     const staleFor = now - entry.meta.storedAt - entry.meta.lifetimeMs;
     if (!entry.meta.revalidateAlways && staleFor <= (entry.meta.staleWhileRevalidateMs || 0)) {
@@ -174,6 +176,24 @@ function createProxyCache(site, { index }) {
       return undefined;
     }
     return fetchAndStore(req, res, rule, ctx, forward, key, entry, 'EXPIRED');
+  }
+
+  async function miss(req, res, rule, ctx, forward, key) {
+    let release;
+    const waiting = new Promise((resolve) => { release = resolve; });
+    inflight.set(key, waiting);
+    waiting.then(() => { if (inflight.get(key) === waiting) inflight.delete(key); });
+    const folder = store.folderOf(key);
+    if (await index.lock(folder) === 'released') {
+      release();
+      const entry = await store.lookup(key, req);
+      if (entry !== null && isFresh(entry, Date.now())) return answerFromEntry(req, res, entry, 'HIT');
+      return fetchAndStore(req, res, rule, ctx, forward, key, null, 'MISS');
+    }
+    return fetchAndStore(req, res, rule, ctx, forward, key, null, 'MISS').then(() => {
+      index.unlock(folder);
+      release();
+    });
   }
 
   // stale-while-revalidate: a GET of the same URL, made by svr, whose answer only goes to the cache.
