@@ -6,6 +6,7 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
+const crypto = require('node:crypto');
 const http = require('node:http');
 const { startServer, request, runSvr, makeTempDir, writeFiles } = require('../support/helpers');
 const { hammer } = require('../support/rate-client');
@@ -77,6 +78,24 @@ test('exempt addresses, one bucket per header value, methods, and a refusal that
   assert.equal(refused.status, 429);
   assert.equal(refused.headers['retry-after'], '1');
   assert.match(refused.text, /Too many requests/);
+});
+
+test('"key": "user": each user logged in by a 401 rule has a bucket of their own', async (t) => {
+  const account = (name) => ({ name, salt: 's', pass: crypto.createHash('sha256').update(`pw-${name}s`).digest('hex') });
+  const server = await startServer({
+    config: {
+      workers: 2,
+      users: [account('alice'), account('bob')],
+      nonStandardCodes: [{ regex: '/^\\/api\\/user\\//', scode: 401, disableBruteProtection: true }],
+      rateLimits: [{ path: '/api/user/', rate: 1, burst: 1, key: 'user' }],
+    },
+    files: { 'serverSideScript.js': PID_SCRIPT },
+  });
+  t.after(() => server.stop());
+  const as = (name) => request(`${server.url}/api/user/x`, { headers: { authorization: `Basic ${Buffer.from(`${name}:pw-${name}`).toString('base64')}` } }).then((res) => res.status);
+  assert.deepEqual([await as('alice'), await as('alice')], [200, 429]);
+  assert.equal(await as('bob'), 200, 'from the same address, another user has a bucket of their own');
+  assert.equal((await request(`${server.url}/api/user/x`)).status, 401, 'no login: the 401 rule answers first');
 });
 
 test('"over": "delay" holds requests until their turn (nginx limit_req without nodelay), refuses past the burst', async (t) => {
