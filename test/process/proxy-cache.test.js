@@ -244,3 +244,19 @@ test('revalidation, stale-while-revalidate, stale-if-error, one upstream request
   for (const status of ['MISS', 'REVALIDATED', 'STALE']) assert.ok(metricValue(metrics, `svr_proxy_cache_requests_total{status="${status}"}`) >= 1, status);
   assert.ok(metricValue(metrics, 'svr_proxy_cache_served_bytes_total') > 0);
 });
+
+test('--single-threaded: stored, answered and purged in the one process', async (t) => {
+  const upstream = await startUpstream();
+  t.after(() => upstream.server.close());
+  const server = await startServer({
+    config: { stateDirectory: 'state', proxy: [{ path: '/', upstreams: [`http://127.0.0.1:${upstream.port}`], cache: true }] },
+    args: ['--single-threaded'],
+  });
+  t.after(() => server.stop());
+  const get = () => request(`${server.url}/public`).then((res) => `${res.headers['x-cache']} ${res.text}`);
+  assert.equal(await get(), 'MISS public 1');
+  assert.ok(await waitUntil(() => fs.existsSync(path.join(server.dir, 'state', 'proxy-cache')) && fs.readdirSync(path.join(server.dir, 'state', 'proxy-cache')).length === 1, 5000));
+  assert.equal(await get(), 'HIT public 1');
+  assert.equal((await request(`${server.url}/public`, { method: 'PURGE' })).status, 200);
+  assert.equal(await get(), 'MISS public 2');
+});

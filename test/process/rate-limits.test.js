@@ -152,3 +152,14 @@ test('a bad rate limit is named by its key', async () => {
     assert.ok(stderr.includes(`${key}:`), `${key} is named:\n${stderr}`);
   }
 });
+
+test('--single-threaded: the process counts its own limits', async (t) => {
+  const server = await startServer({
+    config: { rateLimits: [{ path: '/api/', rate: 1, burst: 2 }] },
+    files: { 'serverSideScript.js': PID_SCRIPT },
+    args: ['--single-threaded'],
+  });
+  t.after(() => server.stop());
+  const status = () => request(`${server.url}/api/x`).then((res) => res.status);
+  assert.deepEqual([await status(), await status(), await status()], [200, 200, 429]);
+});
