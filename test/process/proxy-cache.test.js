@@ -18,6 +18,8 @@ const HUGE_BYTES = 64 * 1024 * 1024;
 // The application: answers by path, and counts the requests per path (with their headers).
 function startUpstream() {
   const seen = new Map(); // path -> [headers]
+  const held = [];
+  const releaseHeld = () => { for (const res of held.splice(0)) res.end('.'); };
   const count = (p) => (seen.get(p) || []).length;
   const server = http.createServer((req, res) => {
     const p = req.url.split('?')[0];
@@ -53,12 +55,18 @@ function startUpstream() {
         return more();
       }
       default:
+        if (p.startsWith('/held/')) { // 60 KiB now, the end when the test says (releaseHeld)
+          res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'max-age=60' });
+          res.write('h'.repeat(60 * 1024));
+          held.push(res);
+          return undefined;
+        }
         if (p.startsWith('/sized/')) return send({ 'cache-control': 'max-age=60' }, 'y'.repeat(30 * 1024));
         res.writeHead(404);
         return res.end();
     }
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, port: server.address().port, count, seen })));
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, port: server.address().port, count, seen, releaseHeld })));
 }
 
 function metricValue(text, name) {
@@ -75,12 +83,12 @@ function directoryBytes(dir) {
   return total;
 }
 
-async function setUp(t, { proxyCache = {}, extra = {}, files = {} } = {}) {
+async function setUp(t, { proxyCache = {}, extra = {}, files = {}, workers = 2 } = {}) {
   const upstream = await startUpstream();
   t.after(() => upstream.server.close());
   const server = await startServer({
     config: {
-      workers: 2, schedulingPolicy: 'rr', metrics: { path: '/metrics' }, stateDirectory: 'state',
+      workers, schedulingPolicy: 'rr', metrics: { path: '/metrics' }, stateDirectory: 'state',
       proxy: [{ path: '/', upstreams: [`http://127.0.0.1:${upstream.port}`], cache: true }], proxyCache, ...extra,
     },
     files,
@@ -195,6 +203,31 @@ test('a huge response streams through unstored; the directory stays within maxBy
   assert.ok(await entries() <= 3);
   assert.equal((await get('/sized/9')).headers['x-cache'], 'HIT', 'the newest is kept');
   assert.equal((await get('/sized/0')).headers['x-cache'], 'MISS', 'the oldest was removed');
+});
+
+test('a worker holds at most 8 x maxEntryBytes of bodies being stored: past it a response streams through unstored', async (t) => {
+  const { upstream, server, entries } = await setUp(t, { workers: 1, proxyCache: { maxEntryBytes: 64 * 1024 } });
+  // Nine 60 KiB responses in flight at once against 8 x 64 KiB: eight are stored, one is not.
+  // The upstream ends them only once every client has its first 60 KiB (so svr holds all nine).
+  const lengths = await new Promise((resolve, reject) => {
+    const done = [];
+    let started = 0;
+    for (let i = 0; i < 9; i++) {
+      http.get(`${server.url}/held/${i}`, (res) => {
+        let length = 0;
+        res.on('data', (chunk) => {
+          const before = length;
+          length += chunk.length;
+          if (before < 60 * 1024 && length >= 60 * 1024 && ++started === 9) upstream.releaseHeld();
+        });
+        res.on('end', () => { done.push(length); if (done.length === 9) resolve(done); });
+      }).on('error', reject);
+    }
+  });
+  assert.deepEqual(lengths, Array(9).fill(60 * 1024 + 1), 'every client gets its whole answer');
+  let count = await entries();
+  for (let i = 0; i < 200 && count < 8; i++) count = await entries();
+  assert.equal(count, 8);
 });
 
 test('revalidation, stale-while-revalidate, stale-if-error, one upstream request for concurrent misses, PURGE, metrics', async (t) => {

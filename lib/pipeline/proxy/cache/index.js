@@ -24,7 +24,12 @@ const { bypassReason, storable, ageOf } = require('./policy');
 const { createDiskStore } = require('./disk-store');
 const { compileAddressList } = require('../../../http/address-list');
 const { proxyCacheDirectory } = require('../../../product');
+const { plainAddress } = require('../../../http/trusted-proxies');
 
+// Bodies of responses being stored are held in memory until they end: at most this many times
+// maxEntryBytes in a worker (64 MiB by default; beyond, a response streams through unstored), so
+// many large misses at once cannot fill its memory.
+const BUFFERED_ENTRIES = 8;
 // Headers of a stored response that belong to that one exchange, not to the cached entry.
 const NOT_STORED = new Set(['set-cookie', 'age', 'x-cache', 'date', 'connection', 'keep-alive', 'transfer-encoding']);
 
@@ -36,12 +41,14 @@ function createProxyCache(site, { index }) {
   index.onForget(store.forget); // purges and evictions anywhere in the host
   const purgers = compileAddressList(settings.purgeFrom, 'proxyCache.purgeFrom');
   const inflight = new Map(); // key -> Promise settled when that fetch is stored or not
+  const bufferBudget = BUFFERED_ENTRIES * settings.maxEntryBytes;
+  let buffered = 0; // bytes of bodies held for storing, in this worker
 
   function keyOf(req, rule, ctx) {
     const host = String(req.headers.host || req.headers[':authority'] || '').toLowerCase();
     const scheme = req.socket && req.socket.encrypted ? 'https' : 'http';
     let key = `${rule.prefix}\n${scheme}://${host}${req.url}`;
-    if (ctx.isTrusted(req.socket.remoteAddress || '')) {
+    if (ctx.isTrusted(plainAddress(req.socket.remoteAddress))) {
       key += `\n${req.headers['x-forwarded-host'] || ''}\n${req.headers['x-forwarded-proto'] || ''}`;
     }
     return key;
@@ -74,7 +81,8 @@ function createProxyCache(site, { index }) {
       return res.end();
     }
     req.svr.bodyBytes = entry.body.length;
-    res.writeHead(entry.meta.status, [...storedHeaders(entry), 'age', age, 'x-cache', status, 'content-length', String(entry.body.length)]);
+    const length = entry.meta.status === 204 ? [] : ['content-length', String(entry.body.length)];
+    res.writeHead(entry.meta.status, [...storedHeaders(entry), 'age', age, 'x-cache', status, ...length]);
     return res.end(req.method === 'HEAD' ? undefined : entry.body);
   }
 
@@ -85,22 +93,32 @@ function createProxyCache(site, { index }) {
     const chunks = [];
     let size = 0;
     let kept = true;
+    const giveUp = () => {
+      kept = false;
+      chunks.length = 0;
+      buffered -= size;
+      settle();
+    };
     return {
       data(chunk) {
         if (!kept) return;
+        if (size + chunk.length > settings.maxEntryBytes || buffered + chunk.length > bufferBudget) return giveUp();
         size += chunk.length;
-        if (size > settings.maxEntryBytes) { kept = false; chunks.length = 0; settle(); } else chunks.push(chunk);
+        buffered += chunk.length;
+        chunks.push(chunk);
+        return undefined;
       },
       end() {
         if (!kept) return;
         kept = false;
+        buffered -= size;
         const stored = {};
         for (const [name, value] of Object.entries(headers)) if (!NOT_STORED.has(name)) stored[name] = value;
         const vary = String(headers.vary || '').split(',').map((name) => name.trim().toLowerCase()).filter(Boolean).sort();
         const meta = { status: upRes.statusCode, headers: stored, storedAt: Date.now(), upstreamAge: headers.age, vary, ...policy };
         store.save(key, req, meta, Buffer.concat(chunks)).catch((error) => site.log.warn(`proxy cache: cannot store ${req.url}: ${error.message}`)).finally(settle);
       },
-      abort() { if (kept) { kept = false; chunks.length = 0; settle(); } },
+      abort() { if (kept) giveUp(); },
     };
   }
 
