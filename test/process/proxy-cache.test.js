@@ -177,6 +177,18 @@ test('cache poisoning through unkeyed headers fails', async (t) => {
   assert.equal(upstream.count('/reflect'), 2);
 });
 
+test('behind a trusted proxy, the X-Forwarded-Host it sends is part of the key', async (t) => {
+  const { get, stored } = await setUp(t, { extra: { trustedProxies: ['127.0.0.1', '::1'] } });
+  const viaA = await get('/reflect', { 'x-forwarded-host': 'a.example' });
+  assert.deepEqual([viaA.headers['x-cache'], viaA.text.split(' ')[1]], ['MISS', 'a.example']);
+  await stored(1);
+  const plain = await get('/reflect');
+  assert.equal(plain.headers['x-cache'], 'MISS', 'another forwarded host, another entry');
+  assert.doesNotMatch(plain.text, /a\.example/);
+  await stored(2);
+  assert.equal((await get('/reflect', { 'x-forwarded-host': 'a.example' })).text, viaA.text);
+});
+
 test('a huge response streams through unstored; the directory stays within maxBytes', async (t) => {
   // A file left in the cache's folder from before (the web root is <dir>/web): emptied at start.
   const { get, entries, cacheDir, server } = await setUp(t, {
