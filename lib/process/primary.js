@@ -17,6 +17,7 @@ const { EXIT_CONFIG, startFailureStatus } = require('./exit-status');
 const { takeNotifySocket, notifyReady, notifyStatus } = require('./notify');
 const { serverSocketPath, startControlServer } = require('./control');
 const { HeldSockets, configuredKeys } = require('./held-sockets');
+const { PRIMARY, createDispatcher, answerQuestion } = require('./messages');
 const { createRateCounter } = require('./rate-limits/counter');
 const { answerRateLimits } = require('./rate-limits/ipc');
 const { primaryCacheIndex, cachesAnything } = require('./proxy-cache-index');
@@ -52,7 +53,44 @@ class Supervisor {
       },
     });
     this.rateCounter = null; // the host's rate-limit counter (rate-limits/counter.js), made when a config has rateLimits
+    this.cacheIndex = null; // the proxy cache's index (proxy-cache-index.js), when a rule caches
     this.rebalancer = new Rebalancer({ intervalMs: () => beatInterval(this.config?.workerStallTimeout ?? 0) });
+    this.dispatch = createDispatcher(PRIMARY, this.messageHandlers(), log);
+  }
+
+  // What the primary does with each message a worker sends (the table: process/messages.js).
+  messageHandlers() {
+    return {
+      'listening-socket': (message, handle) => this.heldSockets.keep(message, handle),
+      ready: (message, handle, worker) => worker.svr.starting?.ready(message),
+      fatal: (message, handle, worker) => worker.svr.starting?.fatal(message),
+      recycle: (message, handle, worker) => this.onRecycle(worker, message),
+      // The cluster's own "close" message travels before this one on the same ordered channel,
+      // so by now no new connection will be handed to this worker: it may exit once idle.
+      'stopped-accepting': (message, handle, worker) => {
+        if (worker.isConnected()) worker.send({ type: 'no-more-connections' });
+        worker.svr.stoppedAccepting?.();
+      },
+      heartbeat: (message, handle, worker) => this.watchdog.beat(worker, message),
+      metrics: (message, handle, worker) => this.metrics?.ingest(worker, message.report),
+      ask: (message, handle, worker) => answerQuestion(worker, message, this.answerers()),
+      'cache-stored': (message) => this.cacheIndex?.stored(message.file, message.bytes),
+      'cache-unlock': (message, handle, worker) => this.cacheIndex?.unlock(worker, message.folder),
+      'cache-forgotten': (message, handle, worker) => this.cacheIndex?.forgotten(worker, message.id),
+    };
+  }
+
+  // The questions a worker may ask (process/messages.js QUESTIONS), answered here.
+  answerers() {
+    const answerers = {
+      'rate-limit': (takes) => answerRateLimits(takes, this.rateCounterFor(this.config), this.pool.size),
+    };
+    if (this.metrics) answerers['metrics-text'] = () => this.metrics.render();
+    if (this.cacheIndex) {
+      answerers['cache-lock'] = (folder, worker) => this.cacheIndex.lock(worker, folder);
+      answerers['cache-purged'] = (folder) => this.cacheIndex.purged(folder);
+    }
+    return answerers;
   }
 
   readConfig() {
@@ -79,8 +117,8 @@ class Supervisor {
       rateLimits: () => this.rateCounter && this.rateCounter.status(),
       proxyCache: () => this.cacheIndex && this.cacheIndex.status(),
     });
-    this.cacheIndexFor(config);
     if (hasRateLimits(config)) this.rateCounterFor(config); // Redis connects before the first request
+    this.cacheIndexFor(config);
     const count = workerCount(config);
     let listeners;
     try {
@@ -136,12 +174,9 @@ class Supervisor {
       this.rebalancer.forget(worker);
     });
     const holdSockets = this.heldSockets.enabled();
-    if (holdSockets) {
-      this.heldSockets.watch(worker);
-      this.heldSockets.giveTo(worker); // before the config: the worker listens as soon as it has it
-    }
+    worker.on('message', (message, handle) => this.dispatch(message, handle, worker));
+    if (holdSockets) this.heldSockets.giveTo(worker); // before the config: the worker listens as soon as it has it
     worker.send({ type: 'config', config: this.config, configFile: this.options.configFile, disableMods: this.options.disableMods, holdSockets });
-    worker.on('message', (message) => this.onMessage(worker, message));
     this.watchdog.watch(worker);
     this.pool.add(worker);
     return worker;
@@ -165,27 +200,25 @@ class Supervisor {
   whenReady(worker) {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => fail(new Error(`worker ${worker.process.pid} did not start listening within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
-      const onMessage = (message) => {
-        if (message.type === 'ready') {
+      worker.svr.starting = {
+        ready(message) {
           cleanup();
           worker.svr.ready = true;
           log.info(`worker ${worker.process.pid} ready`);
           resolve(message.listeners);
-        } else if (message.type === 'fatal') {
-          fail(Object.assign(new Error(message.message), { code: message.code }));
-        }
+        },
+        fatal: (message) => fail(Object.assign(new Error(message.message), { code: message.code })),
       };
       const onExit = (code, signal) => fail(new Error(`worker ${worker.process.pid} exited during start-up (${describeExit(code, signal)})`));
       function cleanup() {
         clearTimeout(timer);
-        worker.off('message', onMessage);
+        worker.svr.starting = null;
         worker.off('exit', onExit);
       }
       function fail(error) {
         cleanup();
         reject(error);
       }
-      worker.on('message', onMessage);
       worker.once('exit', onExit);
     });
   }
@@ -214,16 +247,6 @@ class Supervisor {
 
   // A worker hit an uncaught exception: it keeps accepting until its replacement listens, then
   // is drained as in a reload (idle keep-alive connections get a grace, not a cut).
-  onMessage(worker, message) {
-    if (this.metrics) this.metrics.onWorkerMessage(worker, message);
-    if (message?.type === 'recycle') this.onRecycle(worker, message);
-    if (this.cacheIndex && /^cache-(stored|removed|forgotten|lock|unlock)$/.test(message?.type)) this.cacheIndex.answer(worker, message);
-    if (message?.type === 'rate-limit') answerRateLimits(worker, message, this.rateCounterFor(this.config), this.pool.size);
-    // The cluster's own "close" message travels before this one on the same ordered channel,
-    // so by now no new connection will be handed to this worker: it may exit once idle.
-    if (message?.type === 'stopped-accepting' && worker.isConnected()) worker.send({ type: 'no-more-connections' });
-  }
-
   // One counter for the host, kept across reloads (the counts go on); a reload that changes
   // rateLimitStore starts a new one, with empty counts.
   rateCounterFor(config) {
@@ -238,7 +261,7 @@ class Supervisor {
   // a config changes what it bounds.
   cacheIndexFor(config) {
     const settings = JSON.stringify([config.proxyCache, config.stateDirectory, cachesAnything(config)]);
-    if (this.cacheIndex !== undefined && this.cacheSettings === settings) return;
+    if (this.cacheSettings === settings) return;
     this.cacheSettings = settings;
     try {
       this.cacheIndex = primaryCacheIndex(config, log, () => this.alive);
@@ -377,15 +400,14 @@ class Supervisor {
   whenStoppedAccepting(worker) {
     if (worker.isDead()) return Promise.resolve();
     return new Promise((resolve) => {
-      const onMessage = (message) => { if (message?.type === 'stopped-accepting') done(); };
       const timer = setTimeout(() => done(), STOPPED_ACCEPTING_WAIT_MS);
       function done() {
         clearTimeout(timer);
-        worker.off('message', onMessage);
+        worker.svr.stoppedAccepting = null;
         worker.off('exit', done);
         resolve();
       }
-      worker.on('message', onMessage);
+      worker.svr.stoppedAccepting = done;
       worker.once('exit', done);
     });
   }
@@ -490,4 +512,4 @@ function runPrimary(options) {
   return new Supervisor(options).start();
 }
 
-module.exports = { runPrimary, readConfig, banner };
+module.exports = { runPrimary, readConfig, banner, Supervisor };

@@ -10,16 +10,15 @@
 //   createCacheIndex(config, log, { forgetEverywhere }) -> null (no rule caches) |
 //     { stored(file, bytes), removed(folder), status() -> { entries, bytes, stored } }
 //     forgetEverywhere(path) -> Promise: tell every worker to drop `path` from memory
-//   ipcCacheIndex() -> the workers' side: { stored(file, bytes), removed(folder) -> Promise,
-//                      onForget(callback(path)), lock(folder) -> Promise<'granted' | 'released'>,
-//                      unlock(folder) }
+//   ipcCacheIndex({ ask, send }) -> the workers' side: { stored(file, bytes), removed(folder) -> Promise,
+//                      onForget(callback(path)), forgetMessage(message), lock(folder) ->
+//                      Promise<'granted' | 'released'>, unlock(folder) }
 //     lock: one upstream request for concurrent misses of a URL over the workers (nginx's
 //     proxy_cache_lock): the first worker to ask is 'granted' and fetches; the others' answer
 //     comes when it unlocks (or after LOCK_MS, or when it dies), as 'released'.
 //   inProcessCacheIndex(config, log) -> the same for --single-threaded
-//   primaryCacheIndex(config, log, workers) -> the index plus answer(worker, message) for the
-//                      messages 'cache-stored', 'cache-removed', 'cache-forgotten', 'cache-lock',
-//                      'cache-unlock', and workerGone(worker)
+//   primaryCacheIndex(config, log, workers) -> the index plus the answers to the workers'
+//                      messages and questions about it (messages.js: cache-*)
 
 const fs = require('node:fs');
 const path = require('node:path');
@@ -72,33 +71,19 @@ function createCacheIndex(config, log, { forgetEverywhere = () => Promise.resolv
   };
 }
 
-function ipcCacheIndex() {
-  const send = (message) => { if (process.connected) process.send(message); };
-  const waiting = new Map(); // id -> resolve, for removals and locks
-  let nextId = 1;
+// A worker's side. ask, send: the worker's (messages.js). The dispatcher hands 'cache-forget'
+// to forgetMessage().
+function ipcCacheIndex({ ask, send }) {
   let forget = () => {};
-  const ask = (message, fallback, timeoutMs) => new Promise((resolve) => {
-    if (!process.connected) return resolve(fallback);
-    const id = nextId++;
-    const timer = setTimeout(() => { waiting.delete(id); resolve(fallback); }, timeoutMs);
-    waiting.set(id, (answer) => { clearTimeout(timer); resolve(answer); });
-    return send({ ...message, id });
-  });
-  process.on('message', (message) => {
-    if (!message) return;
-    if (message.type === 'cache-forget' && typeof message.path === 'string') {
-      forget(message.path);
-      if (message.id !== undefined) send({ type: 'cache-forgotten', id: message.id });
-    } else if ((message.type === 'cache-removed-everywhere' || message.type === 'cache-lock-answer') && waiting.has(message.id)) {
-      waiting.get(message.id)(message.lock);
-      waiting.delete(message.id);
-    }
-  });
   return {
     stored: (file, bytes) => send({ type: 'cache-stored', file, bytes }),
-    removed: (folder) => ask({ type: 'cache-removed', folder }, undefined, 2 * FORGET_WAIT_MS),
+    removed: (folder) => ask('cache-purged', folder, { timeoutMs: 2 * FORGET_WAIT_MS }).catch(() => false),
     onForget: (callback) => { forget = callback; },
-    lock: (folder) => ask({ type: 'cache-lock', folder }, 'released', LOCK_MS + 1000),
+    forgetMessage(message) {
+      if (typeof message.path === 'string') forget(message.path);
+      send({ type: 'cache-forgotten', id: message.id });
+    },
+    lock: (folder) => ask('cache-lock', folder, { timeoutMs: LOCK_MS + 1000 }).catch(() => 'released'),
     unlock: (folder) => send({ type: 'cache-unlock', folder }),
   };
 }
@@ -111,7 +96,10 @@ function inProcessCacheIndex(config, log) {
   return index && { ...index, onForget: (callback) => { forget = callback; }, lock: async () => 'granted', unlock() {} };
 }
 
-// The primary's side. A removal waits for every worker's 'cache-forgotten' before it answers.
+// The primary's side: the index, the locks, and the messages and questions about them. A purge
+// is answered once every worker has answered its 'cache-forget' (or after FORGET_WAIT_MS).
+//   primaryCacheIndex(config, log, workers) -> null | { ...index, lock(worker, folder) -> Promise,
+//     unlock(worker, folder), purged(folder) -> Promise<true>, forgotten(worker, id), workerGone(worker) }
 function primaryCacheIndex(config, log, workers) {
   const pending = new Map(); // forget id -> { left: Set(worker), done }
   let nextId = 1;
@@ -126,43 +114,37 @@ function primaryCacheIndex(config, log, workers) {
   });
   const index = createCacheIndex(config, log, { forgetEverywhere });
   if (index === null) return null;
-  const locks = new Map(); // folder -> { holder, waiters: [[worker, id]], timer }
-  const answerLock = (worker, id, lock) => { if (worker.isConnected()) worker.send({ type: 'cache-lock-answer', id, lock }); };
+  const locks = new Map(); // folder -> { holder, waiters: [resolve], timer }
   const release = (folder) => {
     const lock = locks.get(folder);
     if (!lock) return;
     locks.delete(folder);
     clearTimeout(lock.timer);
-    for (const [worker, id] of lock.waiters) answerLock(worker, id, 'released');
+    for (const resolve of lock.waiters) resolve('released');
   };
   return {
     ...index,
-    workerGone(worker) {
-      for (const [folder, lock] of [...locks]) {
-        if (lock.holder === worker) release(folder);
-        else lock.waiters = lock.waiters.filter(([waiter]) => waiter !== worker);
-      }
+    lock(worker, folder) {
+      if (typeof folder !== 'string') throw new Error('expected a folder');
+      const lock = locks.get(folder);
+      if (lock) return new Promise((resolve) => lock.waiters.push(resolve));
+      if (locks.size >= MAX_LOCKS) return 'granted'; // never a table without bound
+      locks.set(folder, { holder: worker, waiters: [], timer: setTimeout(() => release(folder), LOCK_MS) });
+      return 'granted';
     },
-    answer(worker, message) {
-      if (message.type === 'cache-lock' && typeof message.folder === 'string') {
-        const lock = locks.get(message.folder);
-        if (lock) return void lock.waiters.push([worker, message.id]);
-        if (locks.size >= MAX_LOCKS) return answerLock(worker, message.id, 'granted'); // never a queue without bound
-        locks.set(message.folder, { holder: worker, waiters: [], timer: setTimeout(() => release(message.folder), LOCK_MS) });
-        return answerLock(worker, message.id, 'granted');
-      }
-      if (message.type === 'cache-unlock') {
-        if (locks.get(message.folder)?.holder === worker) release(message.folder);
-        return undefined;
-      }
-      if (message.type === 'cache-stored') index.stored(message.file, message.bytes);
-      else if (message.type === 'cache-removed') {
-        index.removed(message.folder).then(() => { if (worker.isConnected()) worker.send({ type: 'cache-removed-everywhere', id: message.id }); });
-      } else if (message.type === 'cache-forgotten' && pending.has(message.id)) {
-        const entry = pending.get(message.id);
-        entry.left.delete(worker);
-        if (entry.left.size === 0) entry.done();
-      }
+    unlock(worker, folder) {
+      if (locks.get(folder)?.holder === worker) release(folder);
+    },
+    purged: (folder) => index.removed(folder).then(() => true),
+    forgotten(worker, id) {
+      const entry = pending.get(id);
+      if (!entry) return;
+      entry.left.delete(worker);
+      if (entry.left.size === 0) entry.done();
+    },
+    workerGone(worker) {
+      for (const [folder, lock] of [...locks]) if (lock.holder === worker) release(folder);
+      for (const [id] of [...pending]) this.forgotten(worker, id);
     },
   };
 }

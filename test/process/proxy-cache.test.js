@@ -88,7 +88,7 @@ async function setUp(t, { proxyCache = {}, extra = {}, files = {}, workers = 2 }
   t.after(() => upstream.server.close());
   const server = await startServer({
     config: {
-      workers, schedulingPolicy: 'rr', metrics: { path: '/metrics' }, stateDirectory: 'state',
+      workers, schedulingPolicy: 'rr', metrics: { path: '/metrics', onSitePort: true }, stateDirectory: 'state',
       proxy: [{ path: '/', upstreams: [`http://127.0.0.1:${upstream.port}`], cache: true }], proxyCache, ...extra,
     },
     files,

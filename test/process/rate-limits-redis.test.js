@@ -38,7 +38,7 @@ test('two hosts share one limit through Redis; each limits alone (or opens, or c
   t.after(() => redis.stop());
   const store = (whenDown) => ({ redis: `redis://127.0.0.1:${redisPort}`, whenDown, timeout: 200 });
   const host = (whenDown) => startServer({
-    config: { workers: 2, metrics: { path: '/metrics' }, rateLimits: [LIMIT], rateLimitStore: store(whenDown) },
+    config: { workers: 2, metrics: { path: '/metrics', onSitePort: true }, rateLimits: [LIMIT], rateLimitStore: store(whenDown) },
     files: { 'serverSideScript.js': PID_SCRIPT },
   });
   const [a, b, open, closed] = await Promise.all([host('local'), host('local'), host('open'), host('closed')]);

@@ -28,7 +28,7 @@ function assertRate(passed, { rate, burst, elapsedMs }, what) {
 test('two workers, one limit: the configured rate whatever worker serves, 429 + Retry-After, log and metrics', async (t) => {
   const limit = { path: '/api/', rate: 20, burst: 5 };
   const server = await startServer({
-    config: { workers: 2, schedulingPolicy: 'rr', metrics: { path: '/metrics' }, rateLimits: [limit] },
+    config: { workers: 2, schedulingPolicy: 'rr', metrics: { path: '/metrics', onSitePort: true }, rateLimits: [limit] },
     files: { 'serverSideScript.js': PID_SCRIPT, 'index.html': 'home\n' },
   });
   t.after(() => server.stop());
@@ -117,7 +117,7 @@ test('"over": "delay" holds requests until their turn (nginx limit_req without n
 test('a flood of spoofed addresses behind a trusted proxy keeps at most rateLimitStore.maxKeys counters', async (t) => {
   const server = await startServer({
     config: {
-      workers: 2, trustedProxies: ['127.0.0.1', '::1'], metrics: { path: '/metrics' },
+      workers: 2, trustedProxies: ['127.0.0.1', '::1'], metrics: { path: '/metrics', onSitePort: true },
       rateLimits: [{ path: '/api/', rate: 1, burst: 1 }], rateLimitStore: { maxKeys: 100 },
     },
     files: { 'serverSideScript.js': PID_SCRIPT },

@@ -11,12 +11,14 @@
 //     stage.close()           stops active health checks (pooled idle connections time out)
 //
 // site: { config, sendError(req, res, status, options), log }.
-// Parts: rules.js (the rules, compiled once), upstreams.js (balancing and health),
-// forward.js (one request), upgrade.js (WebSocket tunnels), forward-headers.js (headers),
-// cache/ (the response cache of rules with `"cache": true`).
+// Parts: rules.js (the rules, compiled once), forward.js (one request), upgrade.js (WebSocket
+// tunnels), forward-headers.js (headers), cache/ (the response cache of rules with
+// `"cache": true`). Picking, retrying, health and the HTTP transport are the upstream seam's
+// (../upstream/), which a second protocol's gateway shares.
 
 const { compileProxyRules, findRule } = require('./rules');
 const { compileTrustedProxies } = require('../../http/trusted-proxies');
+const { splitTarget } = require('../../http/target');
 const { forward } = require('./forward');
 const { tunnel } = require('./upgrade');
 const { createProxyCache } = require('./cache');
@@ -36,7 +38,7 @@ function createProxyStage(site, { cacheIndex = null } = {}) {
   const cache = cacheIndex ? createProxyCache(site, { index: cacheIndex }) : null;
 
   function stage(req, res, next) {
-    const rule = findRule(rules, req, pathOf(req.url));
+    const rule = findRule(rules, req, splitTarget(req.url).path);
     if (!rule) return next();
     if (isTunnel(req)) return tunnel(req, res, rule, ctx);
     if (rule.cache && cache !== null) return req.method === 'PURGE' ? cache.purge(req, res, rule, ctx) : cache.handle(req, res, rule, ctx, forward);
@@ -55,11 +57,6 @@ function createProxyStage(site, { cacheIndex = null } = {}) {
 // with a :protocol (RFC 8441).
 function isTunnel(req) {
   return req.upgradeHead !== undefined || (req.method === 'CONNECT' && req.httpVersionMajor === 2 && Boolean(req.headers[':protocol']));
-}
-
-function pathOf(url) {
-  const query = url.indexOf('?');
-  return query === -1 ? url : url.slice(0, query);
 }
 
 module.exports = { createProxyStage };

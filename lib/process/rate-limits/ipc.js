@@ -1,10 +1,10 @@
 'use strict';
-// The workers ask the primary's counter (counter.js) over IPC. The takes of one event-loop turn
-// travel as one message and come back as one, so under load a worker sends a message per turn,
-// not per request.
+// The workers ask the primary's counter (counter.js) through the `rate-limit` question
+// (messages.js). The takes of one event-loop turn travel as one question and come back as one
+// answer, so under load a worker asks once per turn, not once per request.
 //
-//   worker:  ipcRateLimiter(log) -> { take(key, rate, burst) -> Promise<answer> }
-//   primary: answerRateLimits(worker, message, counter, workers)   for messages of type 'rate-limit'
+//   worker:  ipcRateLimiter(ask, log) -> { take(key, rate, burst) -> answer | Promise<answer> }
+//   primary: answerRateLimits(takes, counter, workers) -> the answer's value (or a Promise of it)
 //   either:  inProcessRateLimiter(counter) -> the same limiter, for --single-threaded
 //
 // The primary may answer with a lease (local-store.js): tokens this worker then spends for that
@@ -19,27 +19,10 @@ const LEASE_MS = 1000;
 const LEASES_KEPT = 10000; // keys a worker holds leases for, the oldest go first
 const LET_THROUGH = Object.freeze({ allowed: true, aheadMs: 0 });
 
-function ipcRateLimiter(log) {
-  const waiting = new Map(); // message id -> { resolvers, timer }
+function ipcRateLimiter(ask, log) {
   const leases = new Map(); // key -> { tokens, until }
   let batch = null;
-  let nextId = 1;
   let warned = false;
-
-  process.on('message', (message) => {
-    if (!message || message.type !== 'rate-limit-answers') return;
-    const entry = waiting.get(message.id);
-    if (!entry) return;
-    waiting.delete(message.id);
-    clearTimeout(entry.timer);
-    entry.resolvers.forEach((resolve, i) => resolve(fromWire(message.answers[i], entry.keys[i])));
-  });
-
-  function letThrough(resolvers, why) {
-    if (!warned) log.warn(`rate limits: ${why}; letting limited requests through`);
-    warned = true;
-    for (const resolve of resolvers) resolve(LET_THROUGH);
-  }
 
   function fromWire(wire, key) {
     if (!Array.isArray(wire)) return LET_THROUGH;
@@ -67,15 +50,13 @@ function ipcRateLimiter(log) {
   function flush() {
     const { takes, resolvers, keys } = batch;
     batch = null;
-    if (!process.connected) return letThrough(resolvers, 'no primary to count');
-    const id = nextId++;
-    const timer = setTimeout(() => {
-      waiting.delete(id);
-      letThrough(resolvers, `the primary did not answer within ${NO_ANSWER_MS} ms`);
-    }, NO_ANSWER_MS);
-    timer.unref();
-    waiting.set(id, { resolvers, keys, timer });
-    return process.send({ type: 'rate-limit', id, takes });
+    ask('rate-limit', takes, { timeoutMs: NO_ANSWER_MS }).then((answers) => {
+      resolvers.forEach((resolve, i) => resolve(fromWire(Array.isArray(answers) ? answers[i] : null, keys[i])));
+    }, (error) => {
+      if (!warned) log.warn(`rate limits: ${error.message}; letting limited requests through`);
+      warned = true;
+      for (const resolve of resolvers) resolve(LET_THROUGH);
+    });
   }
 
   return {
@@ -93,17 +74,15 @@ function ipcRateLimiter(log) {
   };
 }
 
-// Workers run user code (mods, scripts), which can send the primary anything: a message that is
-// not a list of [string, positive number, positive number] gets no answer.
+// Workers run user code (mods, scripts), which can ask the primary anything: a question that is
+// not a list of [string, positive number, positive number] is refused.
 // workers: how many serve; each lease is at most 1/(2 x workers + 2) of the tokens left.
-function answerRateLimits(worker, message, counter, workers) {
-  const { id, takes } = message;
-  if (!Number.isInteger(id) || !Array.isArray(takes) || !takes.every(isTake)) return;
+function answerRateLimits(takes, counter, workers) {
+  if (!Array.isArray(takes) || !takes.every(isTake)) throw new Error('expected [[key, rate, burst], ...]');
   const leaseShare = 2 * Math.max(1, workers) + 2;
   const answers = takes.map(([key, rate, burst]) => counter.take(key, rate, burst, leaseShare));
-  const send = (list) => { if (worker.isConnected()) worker.send({ type: 'rate-limit-answers', id, answers: list.map(toWire) }); };
-  if (answers.some((answer) => typeof answer.then === 'function')) Promise.all(answers).then(send);
-  else send(answers);
+  if (answers.some((answer) => typeof answer.then === 'function')) return Promise.all(answers).then((list) => list.map(toWire));
+  return answers.map(toWire);
 }
 
 function isTake(take) {
