@@ -6,7 +6,10 @@
 // /proc/PID/stat) over each run is divided by the requests answered. Prints the medians of
 // CPU microseconds per request and requests/s, and the ratio limited / plain. Options:
 // --duration S --runs N --connections N --workers N (default: available cores).
-// With --refused the limited route refuses (rate 1): what a client over its limit costs.
+// With --refused the limited route refuses (rate 1): what a client over its limit costs. With
+// --exact the rule has burst 5 (rate 100,000): no bucket ever has tokens to lend, so every
+// limited request is one question to the primary, as for a client near its limit (wrk's bursts
+// go over 5 at once, so most of them are refused).
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
@@ -46,7 +49,7 @@ function median(values) {
 }
 
 async function runRateLimitBench(argv, log = (line) => process.stderr.write(`${line}\n`)) {
-  const args = minimist(argv, { boolean: ['refused'], default: { duration: 5, runs: 3, connections: 32, workers: 0, warmup: 2 } });
+  const args = minimist(argv, { boolean: ['refused', 'exact'], default: { duration: 5, runs: 3, connections: 32, workers: 0, warmup: 2 } });
   const workers = Number(args.workers) || (os.availableParallelism ? os.availableParallelism() : os.cpus().length);
   const tools = ensureTools({ install: true }, log);
   if (!tools.wrk) throw new Error('the rate-limit bench needs wrk (apt-get install wrk)');
@@ -57,14 +60,16 @@ async function runRateLimitBench(argv, log = (line) => process.stderr.write(`${l
     fs.writeFileSync(path.join(dir, 'web', route, 'item.json'), 'x'.repeat(1024));
   }
   const port = await freePort();
-  const limit = args.refused ? { path: '/limited/', rate: 1, burst: 1 } : { path: '/limited/', rate: 1000000, burst: 1000000 };
+  let limit = { path: '/limited/', rate: 1000000, burst: 1000000 };
+  if (args.refused) limit = { path: '/limited/', rate: 1, burst: 1 };
+  if (args.exact) limit = { path: '/limited/', rate: 100000, burst: 5 };
   const configFile = path.join(dir, 'svr-config.json');
   fs.writeFileSync(configFile, JSON.stringify({ port, wwwroot: 'web', workers, enableLogging: true, rateLimits: [limit] }, null, 2));
   const svr = await startProcess({ command: process.execPath, args: [path.join(ROOT, 'svr.js'), '--config', configFile], cwd: dir, logFile: path.join(dir, 'svr.log'), readyUrl: `http://${HOST}:${port}/plain/item.json` });
   const pids = svrPids(svr.proc.pid);
   const request = (route, seconds) => ({ wrk: tools.wrk, url: `http://${HOST}:${port}/${route}/item.json`, seconds, threads: 1, connections: Number(args.connections) });
   const results = { limited: [], plain: [] };
-  log(`rate-limit bench: ${args.runs} x ${args.duration}s, ${args.connections} connections, ${workers} workers, ${args.refused ? 'every limited request refused' : 'no limited request refused'}, load average ${os.loadavg().map((v) => v.toFixed(2)).join(' ')}`);
+  log(`rate-limit bench: ${args.runs} x ${args.duration}s, ${args.connections} connections, ${workers} workers, ${args.refused ? 'every limited request refused' : args.exact ? 'every limited request asks the primary' : 'no limited request refused'}, load average ${os.loadavg().map((v) => v.toFixed(2)).join(' ')}`);
   for (const route of Object.keys(results)) if (args.warmup > 0) await runWrk(request(route, Number(args.warmup)));
   for (let round = 0; round < Number(args.runs); round++) {
     for (const route of Object.keys(results)) {
@@ -81,7 +86,7 @@ async function runRateLimitBench(argv, log = (line) => process.stderr.write(`${l
     rps: Math.round(median(runs.map((r) => r.rps))), cpuUs: Number(median(runs.map((r) => r.cpuUs)).toFixed(1)),
   }]));
   const ratio = summary.limited.cpuUs / summary.plain.cpuUs;
-  console.log(`rate limits (1 KiB static file, ${workers} workers, ${args.connections} connections, access log on${args.refused ? ', limited route refusing' : ''})`);
+  console.log(`rate limits (1 KiB static file, ${workers} workers, ${args.connections} connections, access log on${args.refused ? ', limited route refusing' : ''}${args.exact ? ', no leases' : ''})`);
   console.log(`  limited  ${summary.limited.rps} req/s  ${summary.limited.cpuUs} µs CPU/request (svr's processes)`);
   console.log(`  plain    ${summary.plain.rps} req/s  ${summary.plain.cpuUs} µs CPU/request`);
   console.log(`  CPU per request limited/plain ${ratio.toFixed(2)}; load average at end ${os.loadavg().map((v) => v.toFixed(2)).join(' ')}`);
