@@ -153,6 +153,20 @@ test('a bad rate limit is named by its key', async () => {
   }
 });
 
+test('a reload keeps the counts: a client over its limit stays refused', async (t) => {
+  const server = await startServer({
+    config: { workers: 2, rateLimits: [{ path: '/api/', rate: 0.1, burst: 2 }] },
+    files: { 'serverSideScript.js': PID_SCRIPT },
+  });
+  t.after(() => server.stop());
+  const status = () => request(`${server.url}/api/x`).then((res) => res.status);
+  assert.deepEqual([await status(), await status(), await status()], [200, 200, 429]);
+  const since = server.stderr().length;
+  server.signal('SIGHUP');
+  await server.waitForLog(/reload complete/, 'stderr', since);
+  assert.equal(await status(), 429, 'new workers, the same counter in the primary');
+});
+
 test('--single-threaded: the process counts its own limits', async (t) => {
   const server = await startServer({
     config: { rateLimits: [{ path: '/api/', rate: 1, burst: 2 }] },
