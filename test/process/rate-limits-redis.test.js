@@ -50,6 +50,16 @@ test('two hosts share one limit through Redis; each limits alone (or opens, or c
   assert.ok(servedBy.length >= 2, `both hosts served (pids ${servedBy})`);
   assert.equal(metricValue((await request(`${a.url}/metrics`)).text, 'svr_rate_limit_redis_up'), 1);
 
+  // A Redis that hangs (stopped with SIGSTOP): a request waits for it at most rateLimitStore.timeout.
+  redis.proc.kill('SIGSTOP');
+  const startedAt = Date.now();
+  const hung = await request(`${b.url}/api/x`);
+  const waited = Date.now() - startedAt;
+  redis.proc.kill('SIGCONT');
+  assert.ok([200, 429].includes(hung.status), `answered ${hung.status}`);
+  assert.ok(waited < 200 + 400, `answered after ${waited} ms (timeout 200 ms)`);
+  await b.waitForLog(/rate limits: Redis at .* is unreachable \(Command timed out\)/);
+
   await redis.stop();
   await a.waitForLog(/rate limits: Redis at redis:\/\/127\.0\.0\.1:\d+ is unreachable .*whenDown applies/);
   const [aloneA, aloneB] = await Promise.all([hammer(`${a.url}/api/x`, { lanes: 2, ms: 2000 }), hammer(`${b.url}/api/x`, { lanes: 2, ms: 2000 })]);
@@ -63,6 +73,7 @@ test('two hosts share one limit through Redis; each limits alone (or opens, or c
   const refused = await request(`${closed.url}/api/x`);
   assert.equal(refused.status, 503, '"closed": refused while Redis is down');
   assert.equal(refused.headers['retry-after'], '1');
+  assert.equal(metricValue((await request(`${closed.url}/metrics`)).text, 'svr_rate_limited_requests_total{rule="/api/",outcome="unavailable"}'), 1);
 
   // Redis back on the same port: the hosts share their counts again (a fresh Redis: empty counts).
   const since = a.stderr().length;

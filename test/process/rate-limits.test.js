@@ -100,7 +100,7 @@ test('"key": "user": each user logged in by a 401 rule has a bucket of their own
 
 test('"over": "delay" holds requests until their turn (nginx limit_req without nodelay), refuses past the burst', async (t) => {
   const server = await startServer({
-    config: { workers: 2, rateLimits: [{ path: '/api/', rate: 5, burst: 3, over: 'delay' }] },
+    config: { workers: 2, metrics: { path: '/metrics', onSitePort: true }, rateLimits: [{ path: '/api/', rate: 5, burst: 3, over: 'delay' }] },
     files: { 'serverSideScript.js': PID_SCRIPT },
   });
   t.after(() => server.stop());
@@ -112,6 +112,9 @@ test('"over": "delay" holds requests until their turn (nginx limit_req without n
   assert.deepEqual(statuses, [200, 200, 200, 429], 'three fit the burst, the fourth is refused');
   const last = Math.max(...answers.filter((a) => a.status === 200).map((a) => a.ms));
   assert.ok(last >= 390, `the third waited two intervals of 200 ms (answered after ${last} ms)`);
+  const metrics = (await request(`${server.url}/metrics`)).text;
+  assert.equal(metricValue(metrics, 'svr_rate_limited_requests_total{rule="/api/",outcome="delayed"}'), 2);
+  assert.equal(metricValue(metrics, 'svr_rate_limited_requests_total{rule="/api/",outcome="refused"}'), 1);
 });
 
 test('a flood of spoofed addresses behind a trusted proxy keeps at most rateLimitStore.maxKeys counters', async (t) => {
