@@ -177,6 +177,15 @@ test('cache poisoning through unkeyed headers fails', async (t) => {
   assert.equal(upstream.count('/reflect'), 2);
 });
 
+test('proxyCache.setCookie "strip": stored without the cookie, which only the fetching client gets', async (t) => {
+  const { get, stored } = await setUp(t, { proxyCache: { setCookie: 'strip' } });
+  const first = await get('/set-cookie');
+  assert.deepEqual([first.headers['x-cache'], first.headers['set-cookie']], ['MISS', ['session=1']]);
+  await stored(1);
+  const hit = await get('/set-cookie');
+  assert.deepEqual([hit.headers['x-cache'], hit.headers['set-cookie'], hit.text], ['HIT', undefined, 'set-cookie 1']);
+});
+
 test('behind a trusted proxy, the X-Forwarded-Host it sends is part of the key', async (t) => {
   const { get, stored } = await setUp(t, { extra: { trustedProxies: ['127.0.0.1', '::1'] } });
   const viaA = await get('/reflect', { 'x-forwarded-host': 'a.example' });

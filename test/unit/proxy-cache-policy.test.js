@@ -31,6 +31,7 @@ test('a lifetime from s-maxage first, then max-age, then Expires - Date', () => 
 test('never stored: Set-Cookie, private, no-store, Vary: *, no-cache without a validator, other statuses', () => {
   const fresh = { 'cache-control': 'max-age=60' };
   assert.deepEqual(storable(200, { ...fresh, 'set-cookie': ['a=b'] }), { reason: 'set-cookie' });
+  assert.equal(storable(200, { ...fresh, 'set-cookie': ['a=b'] }, { setCookie: 'strip' }).lifetimeMs, 60000, 'unless configured');
   assert.deepEqual(storable(200, { 'cache-control': 'private, max-age=60' }), { reason: 'private' });
   assert.deepEqual(storable(200, { 'cache-control': 'no-store, max-age=60' }), { reason: 'no-store' });
   assert.deepEqual(storable(200, { ...fresh, vary: 'Accept-Encoding, *' }), { reason: 'vary *' });

@@ -88,7 +88,7 @@ function createProxyCache(site, { index }) {
 
   // The response of a GET as it streams to the client, kept (up to maxEntryBytes) and stored.
   function storingTap(req, key, upRes, headers, settle) {
-    const policy = req.method === 'GET' ? storable(upRes.statusCode, headers) : { reason: 'HEAD' };
+    const policy = req.method === 'GET' ? storable(upRes.statusCode, headers, settings) : { reason: 'HEAD' };
     if (policy.reason) { settle(); return null; }
     const chunks = [];
     let size = 0;
@@ -142,7 +142,7 @@ function createProxyCache(site, { index }) {
           upRes.resume();
           const refreshed = { ...stale.meta.headers };
           for (const [name, value] of Object.entries(headers)) if (!NOT_STORED.has(name) && name !== 'content-length') refreshed[name] = value;
-          const policy = storable(stale.meta.status, refreshed);
+          const policy = storable(stale.meta.status, refreshed, settings);
           const meta = { ...stale.meta, headers: refreshed, storedAt: Date.now(), upstreamAge: headers.age, ...(policy.reason ? { lifetimeMs: 0 } : policy) };
           store.save(key, req, meta, stale.body).catch(() => {}).finally(settle);
           answerFromEntry(req, res, { meta, body: stale.body }, 'REVALIDATED');

@@ -3,7 +3,8 @@
 // alone (RFC 9111, as a shared cache). Nothing here touches the disk.
 //
 //   bypassReason(req) -> null | why the request neither reads nor fills the cache
-//   storable(status, headers) -> { lifetimeMs, revalidateAlways } | { reason } (why not)
+//   storable(status, headers, { setCookie }) -> { lifetimeMs, revalidateAlways } | { reason } (why not)
+//     setCookie: proxyCache.setCookie; "strip" stores a response that sets cookies, without them
 //   parseCacheControl(value) -> Map(directive -> value | true)
 //   ageOf(entry, now) -> seconds since the upstream made the response
 //
@@ -12,7 +13,8 @@
 //   that user's); requests with a header some applications read as another URL, host or method
 //   (X-Original-URL and friends: the key does not hold them, so storing such an answer would let
 //   one client poison the page for everyone);
-// - responses with Set-Cookie, `Cache-Control: private` or `no-store`, `Vary: *`, a status a
+// - responses with Set-Cookie (unless proxyCache.setCookie is "strip": then stored without it),
+//   `Cache-Control: private` or `no-store`, `Vary: *`, a status a
 //   cache may not keep by default, or without an explicit lifetime (s-maxage, max-age, Expires)
 //   unless they say `no-cache` and carry a validator (then each use is revalidated).
 
@@ -48,9 +50,9 @@ function seconds(value) {
   return Number.isInteger(n) && n >= 0 ? n : null;
 }
 
-function storable(status, headers) {
+function storable(status, headers, { setCookie = 'bypass' } = {}) {
   if (!STORABLE_STATUS.has(status)) return { reason: `status ${status}` };
-  if (headers['set-cookie'] !== undefined) return { reason: 'set-cookie' };
+  if (headers['set-cookie'] !== undefined && setCookie !== 'strip') return { reason: 'set-cookie' };
   if (String(headers.vary || '').split(',').some((name) => name.trim() === '*')) return { reason: 'vary *' };
   const cc = parseCacheControl(headers['cache-control']);
   if (cc.has('no-store')) return { reason: 'no-store' };
