@@ -18,20 +18,17 @@
 // lock comes back 'released' (another worker fetched) reads what that one stored, and forwards
 // only when nothing could be stored.
 // PURGE of a URL, from an address in proxyCache.purgeFrom, removes its entries (every variant).
+// Parts: policy.js (what may be stored and served), disk-store.js (the files the workers share,
+// and each worker's memory of them), fetch.js (from the upstream into the cache), answer.js
+// (answering from an entry).
 
-const { PassThrough } = require('node:stream');
-const { bypassReason, storable, ageOf } = require('./policy');
+const { bypassReason } = require('./policy');
 const { createDiskStore } = require('./disk-store');
+const { createFetcher } = require('./fetch');
+const { answerFromEntry, markStatus, isFresh, staleForMs } = require('./answer');
 const { compileAddressList } = require('../../../http/address-list');
 const { proxyCacheDirectory } = require('../../../product');
 const { plainAddress } = require('../../../http/trusted-proxies');
-
-// Bodies of responses being stored are held in memory until they end: at most this many times
-// maxEntryBytes in a worker (64 MiB by default; beyond, a response streams through unstored), so
-// many large misses at once cannot fill its memory.
-const BUFFERED_ENTRIES = 8;
-// Headers of a stored response that belong to that one exchange, not to the cached entry.
-const NOT_STORED = new Set(['set-cookie', 'age', 'x-cache', 'date', 'connection', 'keep-alive', 'transfer-encoding']);
 
 function createProxyCache(site, { index }) {
   const { config } = site;
@@ -41,8 +38,7 @@ function createProxyCache(site, { index }) {
   index.onForget(store.forget); // purges and evictions anywhere in the host
   const purgers = compileAddressList(settings.purgeFrom, 'proxyCache.purgeFrom');
   const inflight = new Map(); // key -> Promise settled when that fetch is stored or not
-  const bufferBudget = BUFFERED_ENTRIES * settings.maxEntryBytes;
-  let buffered = 0; // bytes of bodies held for storing, in this worker
+  const { fetchAndStore, refreshBehind } = createFetcher({ store, settings, inflight, log: site.log });
 
   function keyOf(req, rule, ctx) {
     const host = String(req.headers.host || req.headers[':authority'] || '').toLowerCase();
@@ -54,122 +50,12 @@ function createProxyCache(site, { index }) {
     return key;
   }
 
-  function mark(req, res, status) {
-    req.svr.cache = status;
-    if (!res.headersSent) res.setHeader('X-Cache', status);
-  }
-
-  function isFresh(entry, now) {
-    return !entry.meta.revalidateAlways && now < entry.meta.storedAt + entry.meta.lifetimeMs;
-  }
-
-  // The stored headers as one flat list for writeHead, made once per entry (svr's Server stands).
-  function storedHeaders(entry) {
-    if (entry.flatHeaders === undefined) {
-      entry.flatHeaders = Object.entries(entry.meta.headers).filter(([name]) => name !== 'server' && name !== 'content-length').flat();
-    }
-    return entry.flatHeaders;
-  }
-
-  function answerFromEntry(req, res, entry, status) {
-    req.svr.cache = status;
-    const age = String(ageOf(entry.meta, Date.now()));
-    const etag = entry.meta.headers.etag;
-    const validator = req.headers['if-none-match'];
-    if (etag !== undefined && validator !== undefined && validator.split(',').some((tag) => tag.trim() === etag)) {
-      res.writeHead(304, [...storedHeaders(entry), 'age', age, 'x-cache', status]);
-      return res.end();
-    }
-    req.svr.bodyBytes = entry.body.length;
-    const length = entry.meta.status === 204 ? [] : ['content-length', String(entry.body.length)];
-    res.writeHead(entry.meta.status, [...storedHeaders(entry), 'age', age, 'x-cache', status, ...length]);
-    return res.end(req.method === 'HEAD' ? undefined : entry.body);
-  }
-
-  // The response of a GET as it streams to the client, kept (up to maxEntryBytes) and stored.
-  function storingTap(req, key, upRes, headers, settle) {
-    const policy = req.method === 'GET' ? storable(upRes.statusCode, headers, settings) : { reason: 'HEAD' };
-    if (policy.reason) { settle(); return null; }
-    const chunks = [];
-    let size = 0;
-    let kept = true;
-    const giveUp = () => {
-      kept = false;
-      chunks.length = 0;
-      buffered -= size;
-      settle();
-    };
-    return {
-      data(chunk) {
-        if (!kept) return;
-        if (size + chunk.length > settings.maxEntryBytes || buffered + chunk.length > bufferBudget) return giveUp();
-        size += chunk.length;
-        buffered += chunk.length;
-        chunks.push(chunk);
-        return undefined;
-      },
-      end() {
-        if (!kept) return;
-        kept = false;
-        buffered -= size;
-        const stored = {};
-        for (const [name, value] of Object.entries(headers)) if (!NOT_STORED.has(name)) stored[name] = value;
-        const vary = String(headers.vary || '').split(',').map((name) => name.trim().toLowerCase()).filter(Boolean).sort();
-        const meta = { status: upRes.statusCode, headers: stored, storedAt: Date.now(), upstreamAge: headers.age, vary, ...policy };
-        store.save(key, req, meta, Buffer.concat(chunks)).catch((error) => site.log.warn(`proxy cache: cannot store ${req.url}: ${error.message}`)).finally(settle);
-      },
-      abort() { if (kept) giveUp(); },
-    };
-  }
-
-  // Forward to the upstream (revalidating `stale` when given) and store what may be stored.
-  function fetchAndStore(req, res, rule, ctx, forward, key, stale, status) {
-    let settle;
-    const done = new Promise((resolve) => { settle = resolve; });
-    if (!inflight.has(key)) {
-      inflight.set(key, done);
-      done.then(() => { if (inflight.get(key) === done) inflight.delete(key); });
-    }
-    const requestHeaders = {};
-    if (stale) {
-      if (stale.meta.headers.etag !== undefined) requestHeaders['if-none-match'] = stale.meta.headers.etag;
-      if (stale.meta.headers['last-modified'] !== undefined) requestHeaders['if-modified-since'] = stale.meta.headers['last-modified'];
-    }
-    forward(req, res, rule, ctx, {
-      requestHeaders,
-      onResponse(upRes, headers) {
-        if (stale && upRes.statusCode === 304) {
-          upRes.resume();
-          const refreshed = { ...stale.meta.headers };
-          for (const [name, value] of Object.entries(headers)) if (!NOT_STORED.has(name) && name !== 'content-length') refreshed[name] = value;
-          const policy = storable(stale.meta.status, refreshed, settings);
-          const meta = { ...stale.meta, headers: refreshed, storedAt: Date.now(), upstreamAge: headers.age, ...(policy.reason ? { lifetimeMs: 0 } : policy) };
-          store.save(key, req, meta, stale.body).catch(() => {}).finally(settle);
-          answerFromEntry(req, res, { meta, body: stale.body }, 'REVALIDATED');
-          return 'handled';
-        }
-        mark(req, res, status);
-        return storingTap(req, key, upRes, headers, settle);
-      },
-      onFailure() {
-        settle();
-        if (res.background) return true; // a refresh behind a STALE answer: nobody to answer
-        if (!stale) return false;
-        const age = Date.now() - stale.meta.storedAt - stale.meta.lifetimeMs;
-        if (age > (stale.meta.staleIfErrorMs || 0)) return false;
-        answerFromEntry(req, res, stale, 'STALE');
-        return true;
-      },
-    });
-    return done;
-  }
-
   // A fresh entry in this worker's memory is answered at once, without a promise; the rest
   // (the disk, the upstream) in lookUp().
   function handle(req, res, rule, ctx, forward) {
     const reason = bypassReason(req);
     if (reason !== null) {
-      mark(req, res, 'BYPASS');
+      markStatus(req, res, 'BYPASS');
       return forward(req, res, rule, ctx);
     }
     const key = keyOf(req, rule, ctx);
@@ -187,8 +73,7 @@ function createProxyCache(site, { index }) {
     const now = Date.now();
     if (entry === null) return miss(req, res, rule, ctx, forward, key);
     if (isFresh(entry, now)) return answerFromEntry(req, res, entry, 'HIT');
-    const staleFor = now - entry.meta.storedAt - entry.meta.lifetimeMs;
-    if (!entry.meta.revalidateAlways && staleFor <= (entry.meta.staleWhileRevalidateMs || 0)) {
+    if (!entry.meta.revalidateAlways && staleForMs(entry, now) <= (entry.meta.staleWhileRevalidateMs || 0)) {
       answerFromEntry(req, res, entry, 'STALE');
       if (!inflight.has(key)) refreshBehind(req, rule, ctx, forward, key, entry);
       return undefined;
@@ -212,19 +97,6 @@ function createProxyCache(site, { index }) {
       index.unlock(folder);
       release();
     });
-  }
-
-  // stale-while-revalidate: a GET of the same URL, made by svr, whose answer only goes to the cache.
-  function refreshBehind(req, rule, ctx, forward, key, entry) {
-    const sink = new PassThrough();
-    sink.resume();
-    const fake = Object.assign(sink, {
-      background: true, headersSent: false, statusCode: 200,
-      setHeader() {}, getHeader() {}, hasHeader() { return false; }, removeHeader() {},
-      writeHead(status) { fake.statusCode = status; fake.headersSent = true; return fake; },
-    });
-    const background = { method: 'GET', url: req.url, headers: { ...req.headers }, httpVersionMajor: 1, httpVersion: '1.1', socket: req.socket, svr: { cache: 'STALE' } };
-    fetchAndStore(background, fake, rule, ctx, forward, key, entry, 'STALE');
   }
 
   async function purge(req, res, rule, ctx) {
