@@ -171,7 +171,7 @@ function requireMod(mod, { stateDirectory } = {}) {
   try {
     exported = require(entry);
   } catch (error) {
-    throw new ModLoadError(mod.file, describeError(error), error);
+    throw new ModLoadError(mod.file, `${describeError(error)}${thrownAt(error, folder || entry)}`, error);
   }
   if (isLegacyModConstructor(exported)) return legacyMod(mod, exported, folder);
   if (mod.archive) {
@@ -271,6 +271,17 @@ function describeError(error) {
     if (at > 0 && /:\d+$/.test(lines[0])) return `${error.name}: ${error.message} (at ${lines[0]})`;
   }
   return `${error.name}: ${error.message}`;
+}
+
+// " (at /mods/a.js:3)": the mod's own line that threw while loading, from the stack (a
+// SyntaxError already says where).
+function thrownAt(error, modPath) {
+  if (!(error instanceof Error) || error instanceof SyntaxError || typeof error.stack !== 'string') return '';
+  for (const frame of error.stack.split('\n').slice(1)) {
+    const match = /\(?(\/[^()]*?):(\d+):\d+\)?$/.exec(frame.trim());
+    if (match && (match[1] === modPath || match[1].startsWith(modPath + path.sep))) return ` (at ${match[1]}:${match[2]})`;
+  }
+  return '';
 }
 
 function describeValue(value) {
