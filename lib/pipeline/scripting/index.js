@@ -11,6 +11,10 @@
 //                                             when no mod takes them (see below)
 //     scripting.connect(req, socket, head)    a CONNECT request, or null when no mod has a proxy
 //                                             handler (the listener then answers 501)
+//   checkScriptingStage(site) -> null
+//     What `svr check` and the primary do instead (pipeline/index.js checkPipeline): compile the
+//     script without running any of it, throwing the same ScriptLoadError. No mod is loaded here:
+//     the mods are loaded in a short-lived child process (mod-keys.js), never in the primary.
 //
 // A request gets, before the first mod runs: req.parsedURL, req.originalParsedURL (frozen
 // url.parse-style objects with a `query` object), req.authUser (SVR.JS's name for req.svr.user),
@@ -38,7 +42,7 @@ const http = require('node:http');
 const path = require('node:path');
 const querystring = require('node:querystring');
 const { loadMods } = require('./mods');
-const { compileServerSideScript, scriptPath, SCRIPT_NAME } = require('./legacy-script');
+const { compileServerSideScript, compileScriptFactory, scriptPath, SCRIPT_NAME } = require('./legacy-script');
 const { legacyArguments } = require('./legacy-mods');
 const { setBodyBudget } = require('./post-data');
 const { armScriptTimeout } = require('./timeout');
@@ -73,6 +77,11 @@ function createScriptingStage(site) {
   if (script) loaded.push(scriptFile);
   log.info(`server-side JavaScript: ${loaded.join(', ')}`);
   return createStage(site, mods, script);
+}
+
+function checkScriptingStage(site) {
+  compileScriptFactory(scriptPath(site.config, INSTALL_DIR));
+  return null;
 }
 
 // SVR.JS's temp/ (in the state directory): the script's __dirname, created if missing.
@@ -435,4 +444,4 @@ function createStage(site, mods, script) {
   return scripting;
 }
 
-module.exports = { createScriptingStage, urlObject, errorArguments };
+module.exports = { createScriptingStage, checkScriptingStage, urlObject, errorArguments };
