@@ -4,16 +4,24 @@
 
 const log = require('../log');
 const accessLog = require('../access-log');
-const { readConfig, banner } = require('./primary');
+const { banner } = require('./primary');
+const { prepareStart } = require('./start');
 const { removeStaleSockets } = require('../config/listen-address');
 const { startWorker, drainDelay } = require('./worker');
 const { installCrashHandlers } = require('../request-context');
 const { createLocalMetricsSink } = require('./metrics');
 const { EXIT_CONFIG, startFailureStatus } = require('./exit-status');
 
-function runSingleThreaded(options) {
-  const { config, errors, problem, warnings = [] } = readConfig(options);
+// The start's steps (start.js), as the primary runs them; their messages are logged.
+async function runStartSteps(options) {
+  const { config, errors, problem, warnings, infos } = await prepareStart(options);
+  for (const info of infos) log.info(info);
   for (const warning of warnings) log.warn(warning);
+  return { config, errors, problem };
+}
+
+async function runSingleThreaded(options) {
+  const { config, errors, problem } = await runStartSteps(options);
   if (errors.length > 0) {
     log.error(`${problem || 'the config is invalid'}:`);
     for (const error of errors) log.error(`  ${error}`);
@@ -49,8 +57,8 @@ function runSingleThreaded(options) {
   });
 }
 
-function reload(worker, options) {
-  const { config, errors } = readConfig(options);
+async function reload(worker, options) {
+  const { config, errors } = await runStartSteps(options);
   if (errors.length > 0) {
     log.error('reload failed, still serving with the previous config:');
     for (const error of errors) log.error(`  ${error}`);
@@ -61,7 +69,7 @@ function reload(worker, options) {
   }
   if (config.port !== worker.config.port) log.warn('the port changed: restart to listen on the new one');
   try {
-    worker.build(config); // first: it is what refuses a config it cannot serve (bad wwwroot, say)
+    await worker.build(config); // first: it is what refuses a config it cannot serve (bad wwwroot, say)
   } catch (error) {
     log.error(`reload failed, still serving with the previous config: ${error.message}`);
     return;
