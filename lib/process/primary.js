@@ -1,5 +1,5 @@
 'use strict';
-// The primary never serves. It validates the config, forks the workers and supervises them:
+// The primary never serves. It runs the start's steps (start.js), forks the workers and supervises them:
 // replaces the ones that die (with a growing delay when they keep dying young), rolls new
 // workers in on SIGHUP one at a time, and drains everything on SIGTERM/SIGINT.
 

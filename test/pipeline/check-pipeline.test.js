@@ -54,6 +54,19 @@ test('a web root that is not a directory: one line naming the key, as a worker r
   assert.throws(() => createPipeline(config, { configFile }), (error) => error.code === 'EBADWWWROOT');
 });
 
+test('checkPipeline leaves the environment alone; createPipeline sets environmentVariables', (t) => {
+  const name = `SVR_CHECK_PIPELINE_${process.pid}`;
+  const { dir, configFile, config } = siteConfig({ environmentVariables: { [name]: 'set' } });
+  t.after(() => {
+    delete process.env[name];
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  assert.deepStrictEqual(checkPipeline(config, { configFile }), []);
+  assert.equal(process.env[name], undefined);
+  createPipeline(config, { configFile }).close();
+  assert.equal(process.env[name], 'set');
+});
+
 test('a checked pipeline sends no health check; a worker\'s sends them once prepared', async (t) => {
   const checks = { checked: 0, served: 0 };
   const upstreams = ['checked', 'served'].map((name) => http.createServer((req, res) => {
