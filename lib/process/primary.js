@@ -1,7 +1,7 @@
 'use strict';
-// The primary never serves. It runs the start's steps (start.js), forks the workers and supervises them:
-// replaces the ones that die (with a growing delay when they keep dying young), rolls new
-// workers in on SIGHUP one at a time, and drains everything on SIGTERM/SIGINT.
+// The primary never serves. It runs the start's steps (start.js), forks the workers and
+// supervises them: replaces the ones that die (with a growing delay when they keep dying young),
+// rolls new workers in on SIGHUP one at a time, and drains everything on SIGTERM/SIGINT.
 
 const cluster = require('node:cluster');
 const log = require('../log');
