@@ -21,6 +21,15 @@ async function runStartSteps(options) {
 }
 
 async function runSingleThreaded(options) {
+  let worker = null;
+  // Signals are handled from the start: one arriving while the start's steps run must not kill
+  // the process with Node's default action.
+  process.on('SIGTERM', () => stop(worker, 'SIGTERM'));
+  process.on('SIGINT', () => stop(worker, 'SIGINT'));
+  process.on('SIGHUP', () => { if (worker) reload(worker, options); });
+  process.on('SIGUSR1', () => { // after logrotate, as the primary does
+    try { accessLog.reopen(); log.reopen(); } catch (error) { log.error(`cannot reopen a log file: ${error.message}`); }
+  });
   const { config, errors, problem } = await runStartSteps(options);
   if (errors.length > 0) {
     log.error(`${problem || 'the config is invalid'}:`);
@@ -29,7 +38,7 @@ async function runSingleThreaded(options) {
   }
   log.warn('running single-threaded: a crash stops the server (use this mode for debugging)');
   removeStaleSockets(config, log);
-  const worker = startWorker(config, options.configFile, {
+  worker = startWorker(config, options.configFile, {
     ready: (listeners) => log.info(banner(listeners, `single-threaded, pid ${process.pid}`)),
     fatal: (code, message) => {
       log.error(`cannot start: ${message}`);
@@ -40,21 +49,20 @@ async function runSingleThreaded(options) {
   // No primary to replace this process: after an uncaught exception it finishes what it is
   // serving and stops (exit code 1).
   installCrashHandlers({ log, onCrash: (error) => (worker ? worker.recycle(error) : process.exit(1)) });
-  const stop = (signal) => {
-    if (worker.draining) {
-      log.warn(`${signal} again: stopping now`);
-      accessLog.flush();
-      process.exit(1);
-    }
-    log.info(`${signal}: stopping gracefully`);
-    worker.drain(0, worker.config.shutdownTimeout, { delayMs: drainDelay(worker.config) });
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGHUP', () => reload(worker, options));
-  process.on('SIGUSR1', () => { // after logrotate, as the primary does
-    try { accessLog.reopen(); log.reopen(); } catch (error) { log.error(`cannot reopen a log file: ${error.message}`); }
-  });
+}
+
+function stop(worker, signal) {
+  if (!worker) {
+    log.info(`${signal}: stopping before the server started`);
+    process.exit(0);
+  }
+  if (worker.draining) {
+    log.warn(`${signal} again: stopping now`);
+    accessLog.flush();
+    process.exit(1);
+  }
+  log.info(`${signal}: stopping gracefully`);
+  worker.drain(0, worker.config.shutdownTimeout, { delayMs: drainDelay(worker.config) });
 }
 
 async function reload(worker, options) {

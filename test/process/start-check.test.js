@@ -73,6 +73,20 @@ test('svr check reports every problem at once: a script, a proxy upstream and a 
   assert.equal(lines.at(-1), `${site.configFile}: 4 errors`);
 });
 
+test('svr check names every mod that cannot load, not only the first', async (t) => {
+  const site = await writeSite({
+    config: { modsDirectory: 'mods' },
+    files: { 'mods/a.js': 'throw new Error("first");\n', 'mods/b.js': 'module.exports = (req, res, log, config, next) => next();\nmodule.exports.modInfo = { name: "b", version: "1" };\n', 'mods/c.js': 'module.exports = function ( {\n' },
+  });
+  t.after(site.remove);
+  const result = await runSvr(['check', '--config', site.configFile]);
+  assert.equal(result.code, 1, result.stderr);
+  const lines = result.stderr.split('\n');
+  assert.equal(lines[0], `${site.dir}/mods/a.js: cannot load the mod: Error: first (at ${site.dir}/mods/a.js:1)`);
+  assert.match(lines[1], /^\S+\/mods\/c\.js: cannot load the mod: SyntaxError: /);
+  assert.equal(lines.at(-1), `${site.configFile}: 2 errors`);
+});
+
 test('--single-threaded refuses the same config with the same line, exit 78', async (t) => {
   const { files, expected } = BROKEN['a serverSideScript.js with a syntax error'];
   const site = await writeSite({ files });

@@ -239,6 +239,24 @@ function loadMods(dir, options = {}) {
   return { mods: mods.map((mod) => requireMod(mod, options)), ignored };
 }
 
+// The same, going on past a mod that fails, for a report of every one (svr check, through
+// mod-keys-child.js): { mods, ignored, errors: [ModLoadError] }. A directory that cannot be
+// listed still throws.
+function loadEveryMod(dir, options = {}) {
+  const { mods, ignored } = listMods(dir, options);
+  const loaded = [];
+  const errors = [];
+  for (const mod of mods) {
+    try {
+      loaded.push(requireMod(mod, options));
+    } catch (error) {
+      if (!(error instanceof ModLoadError)) throw error;
+      errors.push(error);
+    }
+  }
+  return { mods: loaded, ignored, errors };
+}
+
 // Documentation kept beside the mods (svr ships mods/README.md): named in an info line only.
 const DOCUMENTATION = /^(readme|license|licence|changelog)([.-].*)?$|\.(md|txt)$/i;
 
@@ -291,6 +309,6 @@ function describeValue(value) {
 }
 
 module.exports = {
-  listMods, loadMods, loadReport, modsDirectory, describeError,
+  listMods, loadMods, loadEveryMod, loadReport, modsDirectory, describeError,
   ModLoadError, DEFAULT_MODS_DIRECTORY,
 };
