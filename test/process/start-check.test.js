@@ -96,15 +96,18 @@ test('--single-threaded refuses the same config with the same line, exit 78', as
   assert.ok(result.stderr.split('\n').some((line) => line.endsWith(`   ${expected(site.dir)}`)), result.stderr);
 });
 
-test('a config svr check accepts (proxy rules, a rewrite map, a script, a mod) starts and serves', async () => {
+test('a config svr check accepts (proxy rules, a rewrite map, a script, a mod needing environmentVariables) starts and serves', async () => {
   const config = {
     modsDirectory: 'mods',
+    environmentVariables: { SVR_START_CHECK: 'set' },
     proxy: [{ path: '/api/', upstreams: ['http://127.0.0.1:9'] }],
     rewriteMap: [{ definingRegex: '/^\\/old$/', replacements: [{ regex: '/^\\/old$/', replacement: '/new' }] }],
   };
   const files = {
     'serverSideScript.js': 'if (href === "/new") { responseEnd("from the script"); return; }\n',
-    '../mods/ok.js': 'module.exports = (req, res, log, config, next) => next();\nmodule.exports.modInfo = { name: "ok", version: "1" };\n',
+    // environmentVariables are set before the mods load, in the check as in a worker.
+    '../mods/ok.js': 'if (process.env.SVR_START_CHECK !== "set") throw new Error("environmentVariables not applied");\n' +
+      'module.exports = (req, res, log, config, next) => next();\nmodule.exports.modInfo = { name: "ok", version: "1" };\n',
   };
   const srv = await startServer({ config, files });
   try {

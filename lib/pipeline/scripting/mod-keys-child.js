@@ -33,6 +33,7 @@ function main(configFile) {
   const modsDir = resolved(raw, 'modsDirectory', base);
   const state = stateDirectory({ stateDirectory: resolved(raw, 'stateDirectory', base) });
   installModEnvironment({ stateDirectory: state, svrFile: svrFile(), log: quietLog });
+  applyEnvironment(raw.environmentVariables);
   const wwwroot = resolved(raw, 'wwwroot', base);
   if (wwwroot) {
     try { process.chdir(wwwroot); } catch { /* the primary reports a bad wwwroot */ }
@@ -56,6 +57,12 @@ function main(configFile) {
   }
   fs.writeSync(3, JSON.stringify(report));
   process.exit(0);
+}
+
+// `environmentVariables`, set before the mods load as a worker sets them (pipeline/index.js).
+function applyEnvironment(variables) {
+  if (!variables || typeof variables !== 'object' || Array.isArray(variables)) return;
+  for (const [name, value] of Object.entries(variables)) process.env[name] = String(value);
 }
 
 function verdict(validate, value) {
