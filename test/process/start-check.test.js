@@ -87,6 +87,16 @@ test('svr check names every mod that cannot load, not only the first', async (t)
   assert.equal(lines.at(-1), `${site.configFile}: 2 errors`);
 });
 
+test('svr check --disable-mods: a mod that cannot load is a warning, as at such a start', async (t) => {
+  const { config, files, expected } = BROKEN['a mod that throws while loading'];
+  const site = await writeSite({ config, files });
+  t.after(site.remove);
+  const result = await runSvr(['check', '--disable-mods', '--config', site.configFile]);
+  assert.equal(result.code, 0, result.stderr);
+  assert.equal(result.stderr, `warning: --disable-mods: ${expected(site.dir)}`);
+  assert.equal(result.stdout, `${site.configFile}: ok`);
+});
+
 test('--single-threaded refuses the same config with the same line, exit 78', async (t) => {
   const { files, expected } = BROKEN['a serverSideScript.js with a syntax error'];
   const site = await writeSite({ files });
