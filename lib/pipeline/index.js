@@ -76,8 +76,8 @@ function checkPipeline(config, { configFile, disableMods = false } = {}) {
   return built.problems;
 }
 
-// Every stage is built even when an earlier one failed, so that every problem is reported at
-// once. scripting: the scripting stage's factory (null: no mods, no script).
+// Every stage is built through build(), even when an earlier one failed, so that every problem
+// is reported at once. scripting: the scripting stage's factory (null: no mods, no script).
 function buildPipeline(config, { log, configFile, scripting: scriptingFactory }) {
   const site = createSite(config, { log, configFile });
   site.sendError = createErrorPages(site);
@@ -85,8 +85,8 @@ function buildPipeline(config, { log, configFile, scripting: scriptingFactory })
   const build = (create, ...args) => {
     try {
       return create(...args);
-    } catch (error) {
-      problems.push(...describeProblem(error, configFile));
+    } catch (error) { // once, though a stage is in both lists
+      for (const line of describeProblem(error, configFile)) if (!problems.includes(line)) problems.push(line);
       return null;
     }
   };
@@ -95,30 +95,30 @@ function buildPipeline(config, { log, configFile, scripting: scriptingFactory })
   const proxy = build(createProxyStage, site);
   const counters = config.allowStatus === true ? createRequestCounters() : null;
   const stages = [
-    createServerHeadersStage(site),
-    createStrictHttpStage(site),
+    build(createServerHeadersStage, site),
+    build(createStrictHttpStage, site),
     build(createClientAddressStage, site),
     build(createBlocklistStage, site),
-    createSanitizeStage(site),
-    createWwwRedirectStage(site),
-    createPostfixStage(site),
+    build(createSanitizeStage, site),
+    build(createWwwRedirectStage, site),
+    build(createPostfixStage, site),
     build(createRewriteStage, site),
-    createPathHeadersStage(site),
-    createHostHeadersStage(site),
+    build(createPathHeadersStage, site),
+    build(createHostHeadersStage, site),
     build(createAccessRulesStage, site),
     proxy,
     scripting,
-    createStatusStage(site, counters),
+    build(createStatusStage, site, counters),
     staticFiles,
   ].filter(Boolean);
   const redirectStages = [
-    createServerHeadersStage(site),
-    createStrictHttpStage(site),
+    build(createServerHeadersStage, site),
+    build(createStrictHttpStage, site),
     build(createClientAddressStage, site),
     build(createBlocklistStage, site),
-    createPathHeadersStage(site),
-    createHostHeadersStage(site),
-    createHttpsRedirectStage(site),
+    build(createPathHeadersStage, site),
+    build(createHostHeadersStage, site),
+    build(createHttpsRedirectStage, site),
   ].filter(Boolean);
   const pipeline = {
     site,
