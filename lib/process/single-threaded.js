@@ -82,7 +82,7 @@ async function reload(worker, options) {
     log.error(`reload failed, still serving with the previous config: ${error.message}`);
     return;
   }
-  try { // renewed certificate files (already checked by readConfig), for new connections
+  try { // renewed certificate files (already checked by the start steps), for new connections
     if (config.secure) for (const listener of worker.listeners) if (listener.reload) listener.reload(config);
   } catch (error) {
     log.error(`the new certificate files could not be loaded, new connections keep the old ones: ${error.message}`);

@@ -34,8 +34,9 @@
 // The config goes through the same steps as a real start (process/start.js prepareStart: the
 // mods' configValidators, the schema and its defaults, paths, the certificate, the pipeline's
 // compilers; loadConfig alone when there are no mods and no HTTPS); a config a real start refuses
-// rejects with its messages. The pipeline is prepared (pipeline.prepare()) as a worker's is. Stage code that throws outside a request (a timer in a script)
-// would take the test process down: keep such tests on startServer.
+// rejects with its messages. The pipeline is prepared (pipeline.prepare()) as a worker's is.
+// Stage code that throws outside a request (a timer in a script) would take the test process
+// down: keep such tests on startServer.
 
 const fs = require('node:fs');
 const http = require('node:http');
