@@ -1,9 +1,10 @@
 'use strict';
-// The request pipeline of a worker: an explicit list of stages, built once per config.
+// The request pipeline of a worker: an explicit list of stages, built once per config. Every
+// request a worker's listeners receive enters it (docs/architecture.md has the list, what each
+// stage answers and when it passes on).
 //
-//   createPipeline(config, { log, configFile, disableMods }) ->
-//     { site, proxy, handle(req, res), httpsRedirect(req, res), proxyRequest?(req, res), connect?(req, socket, head),
-//       prepare(), close() }
+//   createPipeline(config, { log, configFile, disableMods, isDraining, scrapeMetrics }) ->
+//     { site, proxy, handle(req, res), httpsRedirect(req, res), prepare(), close() }
 //     Throws one error listing every problem of every stage ("FILE: key: why", or the script's or
 //     mod's own file). Building starts nothing: the worker awaits pipeline.prepare() before it
 //     listens (a stage's async work before serving, today the proxy's health checks), and
@@ -14,27 +15,11 @@
 //     running, no mod is loaded (scripting/mod-keys.js loads them in a child process), the
 //     environment is left alone and prepare() is never called.
 //
-// Every request runs these stages in order; each answers it or calls next() (docs/architecture.md):
-//   serverHeaders   response-headers.js  Server + fixed customHeaders, first thing for every answer
-//   strictHead      strict-head.js       505, 400, 501, 431 where Node's HTTP/1 parser is lenient
-//   clientAddress   access/client-address.js  the client behind a proxy (enableIPSpoofing, trustedProxies)
-//   blocklist       access/blocklist.js  403 for a client in `blacklist`, before anything else
-//   sanitize        sanitize.js          414, 400, 403, OPTIONS *, 301 to the clean URL; fills req.svr
-//   wwwRedirect     www-redirect.js      wwwredirect: 301 from `domain` to www.`domain`
-//   postfixes       postfixes.js         wwwrootPostfixesVHost: hosts as subdirectories of the root
-//   rewrite         rewrite.js           the rewrite map, first match wins, 403 on escape
-//   pathHeaders     response-headers.js  customHeaders with {path}, filled after rewriting
-//   hostHeaders     response-headers.js  customHeadersVHost: the matching host's headers on top
-//   accessRules     access/rules.js      nonStandardCodes: redirects, 401 logins, 403/410/...
-//   reverseProxy    proxy/               `proxy` rules: forwarded to upstreams (WebSocket upgrades too)
-//   scripting       scripting/           mods in name order, then serverSideScript.js
-//   status          status.js            /svrjsstatus.svr with allowStatus
-//   staticFiles     static/              files, directories, listings
-// Errors from any stage, and every error status, are answered by error-pages.js (sendError).
-// With virtual hosts (virtual-hosts.js) the static stage and the error pages are built once per
-// web root at load, and each request uses its own host's.
-// The plain port of an HTTPS site runs a shorter list: serverHeaders, strictHead, pathHeaders,
-// httpsRedirect.
+// handle runs the site's list; httpsRedirect the plain port's of an HTTPS site. An HTTP/1 CONNECT
+// or Upgrade comes with a response made for its socket (net/upgrade.js). Errors from any stage,
+// and every error status, are answered by error-pages.js (sendError). With virtual hosts
+// (virtual-hosts.js) the static stage and the error pages are built once per web root at load,
+// and each request uses its own host's.
 
 const { createSite } = require('./site');
 const { runStages } = require('./runner');
@@ -54,10 +39,15 @@ const { createScriptingStage, checkScriptingStage } = require('./scripting');
 const { createStaticStage } = require('./static');
 const { createStatusStage, createRequestCounters } = require('./status');
 const { createHttpsRedirectStage } = require('./https-redirect');
+const { createHealthMetricsStage } = require('./health-metrics');
+const { createForwardProxyStage } = require('./forward-proxy');
+const { createConnectStage } = require('./connect');
 
-function createPipeline(config, { log, configFile, disableMods = false } = {}) {
+// isDraining(), scrapeMetrics(): the worker's, for the health and metrics paths.
+function createPipeline(config, { log, configFile, disableMods = false, isDraining, scrapeMetrics } = {}) {
   applyEnvironment(config); // before mods and serverSideScript.js load
-  const { pipeline, problems } = buildPipeline(config, { log, configFile, scripting: disableMods ? null : createScriptingStage });
+  const scripting = disableMods ? null : createScriptingStage;
+  const { pipeline, problems } = buildPipeline(config, { log, configFile, scripting, isDraining, scrapeMetrics });
   if (problems.length > 0) {
     pipeline.close();
     throw Object.assign(new Error(problems.join('\n')), { code: 'ECONFIG' });
@@ -78,7 +68,7 @@ function checkPipeline(config, { configFile, disableMods = false } = {}) {
 
 // Every stage is built through build(), even when an earlier one failed, so that every problem
 // is reported at once. scripting: the scripting stage's factory (null: no mods, no script).
-function buildPipeline(config, { log, configFile, scripting: scriptingFactory }) {
+function buildPipeline(config, { log, configFile, scripting: scriptingFactory, isDraining, scrapeMetrics }) {
   const site = createSite(config, { log, configFile });
   site.sendError = createErrorPages(site);
   const problems = [];
@@ -94,11 +84,15 @@ function buildPipeline(config, { log, configFile, scripting: scriptingFactory })
   const fail = (req, res, error) => site.sendError(req, res, 500, { error });
   const proxy = build(createProxyStage, site);
   const counters = config.allowStatus ? createRequestCounters() : null;
+  const healthAndMetrics = build(createHealthMetricsStage, site, { isDraining, scrapeMetrics });
   const stages = [
+    build(createForwardProxyStage, rootScripting && rootScripting.proxyRequest),
     build(createServerHeadersStage, site),
     build(createStrictHeadStage, site),
     build(createClientAddressStage, site),
     build(createBlocklistStage, site),
+    healthAndMetrics,
+    build(createConnectStage, { modsConnect: (rootScripting && rootScripting.connect) || null, reverseProxy: proxy }),
     build(createSanitizeStage, site),
     build(createWwwRedirectStage, site),
     build(createPostfixStage, site),
@@ -116,6 +110,7 @@ function buildPipeline(config, { log, configFile, scripting: scriptingFactory })
     build(createStrictHeadStage, site),
     build(createClientAddressStage, site),
     build(createBlocklistStage, site),
+    healthAndMetrics,
     build(createPathHeadersStage, site),
     build(createHostHeadersStage, site),
     build(createHttpsRedirectStage, site),
@@ -125,9 +120,6 @@ function buildPipeline(config, { log, configFile, scripting: scriptingFactory })
     proxy, // null without `proxy` rules; its upstreamHealth() feeds the metrics
     handle: withRecord(runStages(stages, fail), counters),
     httpsRedirect: withRecord(runStages(redirectStages, fail), counters),
-    // Forward-proxy requests and CONNECT, for the listeners: null unless a mod takes them.
-    proxyRequest: rootScripting && rootScripting.proxyRequest ? withRecord(rootScripting.proxyRequest, null) : null,
-    connect: (rootScripting && rootScripting.connect) || null,
     prepare: async () => {
       for (const stage of stages) if (typeof stage.prepare === 'function') await stage.prepare();
     },
@@ -190,7 +182,7 @@ function applyEnvironment(config) {
 function withRecord(run, counters) {
   return function handle(req, res) {
     if (counters !== null) counters.count(req, res);
-    req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null, clientAddress: req.socket.remoteAddress };
+    req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null, clientAddress: req.socket.remoteAddress, internal: false };
     run(req, res);
   };
 }
