@@ -4,7 +4,7 @@
 // Authorization, Cookie, Set-Cookie, private, Vary; poisoning through unkeyed headers fails; a
 // huge response streams through without being stored; the directory stays within its bound),
 // then Cache-Control, revalidation, stale answers, one upstream request for concurrent misses,
-// PURGE, X-Cache and the metrics.
+// PURGE, X-Cache and the metrics, over HTTP/1.1 and HTTP/2.
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -44,6 +44,7 @@ function startUpstream() {
       case '/no-cache':
         if (req.headers['if-none-match'] === '"nc"') { res.writeHead(304, { etag: '"nc"', 'cache-control': 'no-cache' }); return res.end(); }
         return send({ etag: '"nc"', 'cache-control': 'no-cache' }, `no-cache ${n}`);
+      case '/tagged': return send({ etag: '"t1"', 'cache-control': 'max-age=60' }, `tagged ${n}`);
       case '/plain-short': return send({ 'cache-control': 'max-age=1' }, `plain-short ${n}`);
       case '/swr': return send({ 'cache-control': 'max-age=1, stale-while-revalidate=30' }, `swr ${n}`);
       case '/sie': return send({ 'cache-control': 'max-age=1, stale-if-error=30' }, `sie ${n}`);
@@ -313,4 +314,22 @@ test('--single-threaded: stored, answered and purged in the one process', async 
   assert.equal(await get(), 'HIT public 1');
   assert.equal((await request(`${server.url}/public`, { method: 'PURGE' })).status, 200);
   assert.equal(await get(), 'MISS public 2');
+});
+
+test('HTTP/2 clients: stored, answered from the cache, and 304 to their own validator', async (t) => {
+  const { startTlsServer, h2Request } = require('../support/tls-helpers');
+  const upstream = await startUpstream();
+  t.after(() => upstream.server.close());
+  const server = await startTlsServer({
+    config: { enableHTTP2: true, proxy: [{ path: '/', upstreams: [`http://127.0.0.1:${upstream.port}`], cache: true }] },
+  });
+  t.after(() => server.stop());
+  const first = await h2Request(server.httpsUrl, '/tagged');
+  assert.deepEqual([first.status, first.headers['x-cache'], first.text], [200, 'MISS', 'tagged 1']);
+  let hit;
+  for (let i = 0; i < 100 && !(hit && hit.headers['x-cache'] === 'HIT'); i++) hit = await h2Request(server.httpsUrl, '/tagged');
+  assert.deepEqual([hit.status, hit.headers['x-cache'], hit.headers.etag, hit.text], [200, 'HIT', '"t1"', 'tagged 1']);
+  const notModified = await h2Request(server.httpsUrl, '/tagged', { headers: { 'if-none-match': '"t1"' } });
+  assert.deepEqual([notModified.status, notModified.headers['x-cache']], [304, 'HIT']);
+  assert.equal(upstream.count('/tagged'), 1);
 });
