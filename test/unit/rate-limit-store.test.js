@@ -6,6 +6,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const { decide, bucketOf } = require('../../lib/process/rate-limits/gcra');
 const { LocalStore } = require('../../lib/process/rate-limits/local-store');
+const { shownUrl } = require('../../lib/process/rate-limits/redis-store');
 
 test('a bucket of `burst` lets that many through at once, then one per interval', () => {
   let now = 1000000;
@@ -71,4 +72,10 @@ test('leases: a full bucket lends a share of its tokens, a nearly empty one none
   }
   const most = 100 + 100 * 10;
   assert.ok(passed <= most && passed >= most * 0.9, `${passed} passed, at most ${most}`);
+});
+
+test('a Redis password never reaches the log', () => {
+  assert.equal(shownUrl('redis://:s3cret@10.0.0.5:6379/0'), 'redis://:***@10.0.0.5:6379/0');
+  assert.equal(shownUrl('rediss://svr:s3cret@redis.example:6380'), 'rediss://svr:***@redis.example:6380');
+  assert.equal(shownUrl('redis://10.0.0.5:6379'), 'redis://10.0.0.5:6379');
 });

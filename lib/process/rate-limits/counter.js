@@ -47,7 +47,6 @@ function createRateCounter(settings, log) {
     take,
     status: () => ({ keys: local.size, redis: shared && { up: shared.isUp() } }),
     close: () => { if (shared) shared.close(); },
-    settings: JSON.stringify({ url, whenDown, timeout, maxKeys }),
   };
 }
 

@@ -31,9 +31,20 @@ return {1, math.floor(ahead)}
 const RECONNECT_MAX_MS = 2000;
 const AFTER_TIMEOUT_MS = 1000; // a command that timed out: Redis is left alone this long
 
+// The URL as the log shows it: a password in it is not written out.
+function shownUrl(url) {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'the configured Redis';
+  }
+}
+
 class RedisStore {
   constructor({ url, timeoutMs, log }) {
-    this.url = url;
+    this.url = shownUrl(url);
     this.log = log;
     this.up = false;
     this.quietUntil = 0;
@@ -78,4 +89,4 @@ class RedisStore {
   }
 }
 
-module.exports = { RedisStore };
+module.exports = { RedisStore, shownUrl };
