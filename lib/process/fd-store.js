@@ -1,0 +1,60 @@
+'use strict';
+// Restarts and upgrades that refuse no connection. Under systemd the primary leaves a copy of each
+// listening socket it holds (held-sockets.js) in the service's file descriptor store
+// (FileDescriptorStoreMax= in svr.service). While `systemctl restart svr` stops the old primary
+// and starts the new one, systemd keeps that copy open: the port stays open, connections wait in
+// the kernel's backlog, and the new primary gets the same sockets back ($LISTEN_FDS) and hands
+// them to its workers instead of binding again. A `systemctl stop` empties the store (the port
+// closes, as a stop should).
+//
+// Why this and not a svr.socket unit: the addresses stay where they are configured, in the config
+// file; a socket unit would repeat them, and a config that moved to another port would leave the
+// old one open with nobody accepting on it.
+//
+// Each socket is stored under the name of its address (socketKey: "*:80", "127.0.0.1:8080",
+// "[::1]:443"), with ":" written as "_" (systemd separates names with ":"). A socket whose address
+// the config no longer names is closed at start and removed from the store once svr is ready.
+
+const net = require('node:net');
+const { notifyWithFd, notifyFields } = require('./notify');
+
+const PREFIX = 'svr-listen-';
+const FIRST_FD = 3; // SD_LISTEN_FDS_START
+
+const storeName = (key) => PREFIX + key.replace(/:/g, '_');
+const keyOfName = (name) => (name.startsWith(PREFIX) ? name.slice(PREFIX.length).replace(/_/g, ':') : null);
+
+// The sockets systemd passed to this process: Map key -> TCP handle (not listening yet in this
+// process; a worker listens on it). Takes LISTEN_* out of the environment, so workers and user
+// code never see them. Unusable descriptors are named in `problems`.
+function takeStoredSockets(env = process.env, pid = process.pid) {
+  const count = Number(env.LISTEN_FDS);
+  const forUs = Number(env.LISTEN_PID) === pid;
+  const names = (env.LISTEN_FDNAMES || '').split(':');
+  delete env.LISTEN_FDS;
+  delete env.LISTEN_PID;
+  delete env.LISTEN_FDNAMES;
+  const sockets = new Map();
+  const problems = [];
+  if (!forUs || !Number.isInteger(count) || count <= 0) return { sockets, problems };
+  for (let i = 0; i < count; i++) {
+    const fd = FIRST_FD + i;
+    const key = keyOfName(names[i] || '');
+    // net's own way to wrap a listening descriptor (cluster uses it for shared handles).
+    const handle = key ? net._createServerHandle(undefined, undefined, undefined, fd) : null;
+    if (typeof handle === 'object' && handle !== null) sockets.set(key, handle);
+    else problems.push(`descriptor ${fd} (${names[i] || 'no name'}) from systemd is not a listening socket of svr's: left alone`);
+  }
+  return { sockets, problems };
+}
+
+// Leaves each held socket in the store, and takes the ones in `dropped` (keys) out of it.
+// Resolves when systemd has them; never rejects (notify.js logs a failure).
+async function storeSockets(handles, dropped, log) {
+  for (const [key, handle] of handles) {
+    if (handle.fd >= 0) await notifyWithFd(handle.fd, storeName(key), log);
+  }
+  for (const key of dropped) await notifyFields(['FDSTOREREMOVE=1', `FDNAME=${storeName(key)}`], log);
+}
+
+module.exports = { takeStoredSockets, storeSockets, storeName, keyOfName };
