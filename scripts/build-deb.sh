@@ -89,6 +89,9 @@ grep -Eq "$WANT" "$WORK/install.log" || die "install.sh did not say '$WANT'; its
 # The site and the state are made by postinst, not shipped: a package file would be deleted on
 # remove, and the site is the admin's content.
 rm -rf "${ROOT:?}/var"
+# /etc/svr/mods holds the admin's mods: made by postinst, removed on purge, never a package file
+# (dpkg would warn about it when a mod is in it on remove).
+rm -rf "${ROOT:?}/etc/svr"
 # apt-get remove/purge uninstall the package: uninstall.sh, and the record install.sh keeps of the
 # default config for its .new files, would only work behind dpkg's back.
 rm -f "$ROOT/usr/lib/svr/scripts/uninstall.sh" "$ROOT/usr/lib/svr/config/svr-config.installed.json"

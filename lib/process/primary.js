@@ -9,6 +9,7 @@ const { loadConfig, workerCount } = require('../config/load');
 const { readModKeys } = require('../pipeline/scripting/mod-keys');
 const { describeListenAddress, removeStaleSockets } = require('../config/listen-address');
 const { version } = require('../../package.json');
+const { defaultDirectoriesNote } = require('../product');
 const { ensureCertificate, startRenewalTimer } = require('../net/certificate');
 const { Watchdog, beatInterval } = require('./watchdog');
 const { Rebalancer } = require('./rebalance');
@@ -68,6 +69,8 @@ class Supervisor {
       this.exitWithErrors('cannot open the error log', [`errorLog: ${error.message}`], EXIT_CONFIG);
     }
     this.config = config;
+    const directories = defaultDirectoriesNote(config, this.options.configFile);
+    if (directories) log.info(directories);
     chooseSchedulingPolicy(config);
     const stored = takeStoredSockets(); // a restart under systemd: the previous primary's sockets
     for (const problem of stored.problems) log.warn(problem);
