@@ -147,7 +147,10 @@ find "$ROOT" -type f -exec chmod u+rw,go+r,go-w {} +
 
 # --- DEBIAN/ -----------------------------------------------------------------------------------
 mkdir "$ROOT/DEBIAN"
-SIZE=$(du -sk --apparent-size "$ROOT" | cut -f1)
+# Installed-Size as dpkg-gencontrol counts it: each file's KiB rounded up, 1 for every directory
+# and link; unlike du, the same on every filesystem the package is built on.
+SIZE=$(find "$ROOT" -mindepth 1 -path "$ROOT/DEBIAN" -prune -o -printf '%y %s\n' |
+  awk '$1 == "f" { kib += int(($2 + 1023) / 1024); next } { kib += 1 } END { print kib }')
 cat > "$ROOT/DEBIAN/control" <<EOF
 Package: svr
 Version: $VERSION
@@ -179,5 +182,6 @@ chmod 644 "$ROOT/DEBIAN/md5sums"
 mkdir -p "$OUT"
 DEB=$OUT/svr_${VERSION}_all.deb
 dpkg-deb --root-owner-group -Zxz --build "$ROOT" "$DEB" >/dev/null
-log "built $DEB ($(du -k "$DEB" | cut -f1) KiB)"
+# The two sizes docs/debian-package.md gives, from the package itself.
+log "built $DEB: $(($(stat -c %s "$DEB") / 1024)) KiB, $SIZE KiB installed"
 printf '%s\n' "$DEB"

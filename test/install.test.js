@@ -79,6 +79,21 @@ test('a staged install puts code, command, unit, config, site and state in place
   assert.equal(read('etc/logrotate.d/svr'), fs.readFileSync(path.join(ROOT, 'systemd/svr.logrotate'), 'utf8'), 'the logrotate config');
 });
 
+// The installed config is root:svr 640: an admin's `svr check` needs sudo.
+test('install.sh\'s next steps and the service docs check the installed config with sudo', () => {
+  const r = install();
+  assert.equal(r.code, 0, r.out);
+  assert.match(r.out, /^ +sudo svr check +/m);
+  assert.doesNotMatch(r.out, /^ +svr (--check|check)\b/m);
+  const operations = fs.readFileSync(path.join(ROOT, 'docs/operations.md'), 'utf8');
+  const steps = /### Edit, check, apply\n+```\n([\s\S]*?)```/.exec(operations)[1];
+  assert.match(steps, /^sudo svr check /m);
+  assert.doesNotMatch(steps, /^svr /m);
+  const deb = fs.readFileSync(path.join(ROOT, 'docs/debian-package.md'), 'utf8');
+  assert.match(deb, /`sudo svr check`/);
+  assert.doesNotMatch(deb, /`svr --check`/);
+});
+
 test('only production dependencies are installed, every one of them', () => {
   const lock = JSON.parse(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8'));
   const prod = Object.entries(lock.packages).filter(([k, e]) => k && !e.dev && !e.devOptional);
