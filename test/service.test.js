@@ -399,7 +399,8 @@ EOF`);
       assert.notEqual(r.code, 0, 'systemctl start svr fails with port 80 taken');
       const state = await unitState();
       // "failed", not "activating/auto-restart": systemd has no restart scheduled.
-      assert.deepEqual(state, { ActiveState: 'failed', SubState: 'failed', Result: 'exit-code', ExecMainStatus: '69', NRestarts: '0' });
+      const tail = (await g.exec('journalctl -u svr --no-pager -o cat -n 15')).stdout;
+      assert.deepEqual(state, { ActiveState: 'failed', SubState: 'failed', Result: 'exit-code', ExecMainStatus: '69', NRestarts: '0' }, tail);
       assert.match(await journal(), /port 80 is already in use/);
     } finally {
       squatter.stdin.end();

@@ -13,7 +13,7 @@
 //
 // Each socket is stored under the name of its address (socketKey: "*:80", "127.0.0.1:8080",
 // "[::1]:443"), with ":" written as "_" (systemd separates names with ":"). A socket whose address
-// the config no longer names is closed at start and removed from the store once svr is ready.
+// the config no longer names is closed and removed from the store before any worker binds.
 
 const net = require('node:net');
 const { notifyWithFd, notifyFields } = require('./notify');
@@ -48,13 +48,18 @@ function takeStoredSockets(env = process.env, pid = process.pid) {
   return { sockets, problems };
 }
 
-// Leaves each held socket in the store, and takes the ones in `dropped` (keys) out of it.
+// Leaves each held socket (Map key -> handle) in the store; one already there is not added twice.
 // Resolves when systemd has them; never rejects (notify.js logs a failure).
-async function storeSockets(handles, dropped, log) {
+async function storeSockets(handles, log) {
   for (const [key, handle] of handles) {
     if (handle.fd >= 0) await notifyWithFd(handle.fd, storeName(key), log);
   }
-  for (const key of dropped) await notifyFields(['FDSTOREREMOVE=1', `FDNAME=${storeName(key)}`], log);
 }
 
-module.exports = { takeStoredSockets, storeSockets, storeName, keyOfName };
+// Takes the sockets of these keys out of the store, so that their ports close (and can be bound
+// again, by this svr too).
+async function forgetSockets(keys, log) {
+  for (const key of keys) await notifyFields(['FDSTOREREMOVE=1', `FDNAME=${storeName(key)}`], log);
+}
+
+module.exports = { takeStoredSockets, storeSockets, forgetSockets, storeName, keyOfName };

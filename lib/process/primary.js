@@ -18,7 +18,7 @@ const { EXIT_CONFIG, startFailureStatus } = require('./exit-status');
 const { takeNotifySocket, notifyReady, notifyStatus } = require('./notify');
 const { serverSocketPath, startControlServer } = require('./control');
 const { HeldSockets, configuredKeys } = require('./held-sockets');
-const { takeStoredSockets, storeSockets } = require('./fd-store');
+const { takeStoredSockets, storeSockets, forgetSockets } = require('./fd-store');
 
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_CAP_MS = 15000;
@@ -74,7 +74,7 @@ class Supervisor {
     chooseSchedulingPolicy(config);
     const stored = takeStoredSockets(); // a restart under systemd: the previous primary's sockets
     for (const problem of stored.problems) log.warn(problem);
-    const droppedFromStore = this.heldSockets.adopt(stored.sockets);
+    await forgetSockets(this.heldSockets.adopt(stored.sockets), log); // before a worker binds their ports
     removeStaleSockets(config, log);
     // Metrics (null when off): summed here from the workers' reports; set at start, a reload keeps them.
     this.metrics = createPrimaryMetrics(config, { pool: () => this.pool });
@@ -91,7 +91,7 @@ class Supervisor {
     this.started = true;
     const ready = banner(listeners, `${count} worker${count === 1 ? '' : 's'}, primary pid ${process.pid}`);
     log.info(ready);
-    await storeSockets(this.heldSockets.handles, droppedFromStore, log); // before READY: a restart may follow at once
+    await storeSockets(this.heldSockets.handles, log); // before READY: a restart may follow at once
     await notifyReady(ready, log);
     startRenewalTimer(() => this.config, () => this.reload('certificate renewal'));
     if (this.reloadQueued) this.runReload('SIGHUP received while starting');
@@ -325,7 +325,8 @@ class Supervisor {
       await Promise.all(stopped);
       const message = `reload complete: ${old.length} worker(s) replaced by ${target} in ${Date.now() - startedAt} ms`;
       log.info(message);
-      await storeSockets(this.heldSockets.handles, this.heldSockets.keepOnly(configuredKeys(config)), log);
+      await forgetSockets(this.heldSockets.keepOnly(configuredKeys(config)), log);
+      await storeSockets(this.heldSockets.handles, log);
       if (this.metrics) this.metrics.count('reloads');
       return { ok: true, message };
     } catch (error) {
