@@ -518,7 +518,7 @@ EOF`);
 
   // The listening socket waits in systemd's file descriptor store while the service restarts
   // (lib/process/fd-store.js); the unit has no start limit, so restarts in quick succession are fine.
-  test('./install.sh again (an upgrade), then six quick restarts, under load: 0 refused, 0 failed; config and site kept', async (t) => {
+  test('./install.sh again (an upgrade), then five quick restarts, under load: 0 refused, 0 failed; config and site kept', async (t) => {
     const configBefore = await g.sh('cat /etc/svr-config.json');
     const main = await mainPid();
     // A mod where older installs kept admin mods: the upgrade moves it to /etc/svr/mods.
@@ -529,11 +529,12 @@ EOF`);
     const line = await underLoad('http://127.0.0.1/', async () => {
       out = await g.sh('cd /src && ./install.sh 2>&1');
       assert.notEqual(await mainPid(), main, 'install.sh restarted the service');
-      // A configuration-management run: restart after restart, no reset-failed in between.
-      await g.sh('for i in 1 2 3 4 5 6; do systemctl restart svr || exit 1; done');
+      // A configuration-management run: restart after restart, no reset-failed in between; with
+      // install.sh's, six starts, one more than systemd's default start limit (5 in 10 s) allows.
+      await g.sh('for i in 1 2 3 4 5; do systemctl restart svr || exit 1; done');
       assert.equal(await isActive(), 'active', 'no start limit left the service failed');
     });
-    t.diagnostic(`requests across install.sh and six restarts: ${line}`);
+    t.diagnostic(`requests across install.sh and five restarts: ${line}`);
     const summary = JSON.parse(line);
     assert.ok(summary.ok > 0, `requests went through: ${line}`);
     assert.deepEqual(summary.codes, {}, `no connection refused, no request failed: ${line}`);
