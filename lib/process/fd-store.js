@@ -15,6 +15,7 @@
 // "[::1]:443"), with ":" written as "_" (systemd separates names with ":"). A socket whose address
 // the config no longer names is closed and removed from the store before any worker binds.
 
+const fs = require('node:fs');
 const net = require('node:net');
 const { notifyWithFd, notifyFields } = require('./notify');
 
@@ -24,9 +25,10 @@ const FIRST_FD = 3; // SD_LISTEN_FDS_START
 const storeName = (key) => PREFIX + key.replace(/:/g, '_');
 const keyOfName = (name) => (name.startsWith(PREFIX) ? name.slice(PREFIX.length).replace(/_/g, ':') : null);
 
-// The sockets systemd passed to this process: Map key -> TCP handle (not listening yet in this
-// process; a worker listens on it). Takes LISTEN_* out of the environment, so workers and user
-// code never see them. Unusable descriptors are named in `problems`.
+// The sockets systemd passed to this process: { sockets: Map key -> TCP handle (not listening
+// in this process; a worker listens on it), unusable: keys of svr's names it could not wrap
+// (closed here; forget them), problems: lines to log }. Takes LISTEN_* out of the environment, so
+// workers and user code never see them.
 function takeStoredSockets(env = process.env, pid = process.pid) {
   const count = Number(env.LISTEN_FDS);
   const forUs = Number(env.LISTEN_PID) === pid;
@@ -34,18 +36,26 @@ function takeStoredSockets(env = process.env, pid = process.pid) {
   delete env.LISTEN_FDS;
   delete env.LISTEN_PID;
   delete env.LISTEN_FDNAMES;
-  const sockets = new Map();
-  const problems = [];
-  if (!forUs || !Number.isInteger(count) || count <= 0) return { sockets, problems };
+  const result = { sockets: new Map(), unusable: [], problems: [] };
+  if (!forUs || !Number.isInteger(count) || count <= 0) return result;
   for (let i = 0; i < count; i++) {
     const fd = FIRST_FD + i;
     const key = keyOfName(names[i] || '');
+    if (!key) {
+      result.problems.push(`descriptor ${fd} from systemd (${names[i] || 'no name'}) is not one of svr's listening sockets: left alone`);
+      continue;
+    }
     // net's own way to wrap a listening descriptor (cluster uses it for shared handles).
-    const handle = key ? net._createServerHandle(undefined, undefined, undefined, fd) : null;
-    if (typeof handle === 'object' && handle !== null) sockets.set(key, handle);
-    else problems.push(`descriptor ${fd} (${names[i] || 'no name'}) from systemd is not a listening socket of svr's: left alone`);
+    const handle = typeof net._createServerHandle === 'function' ? net._createServerHandle(undefined, undefined, undefined, fd) : null;
+    if (typeof handle === 'object' && handle !== null) {
+      result.sockets.set(key, handle);
+      continue;
+    }
+    result.problems.push(`cannot take over the listening socket of ${key} from systemd (descriptor ${fd}): it is bound anew`);
+    result.unusable.push(key);
+    try { fs.closeSync(fd); } catch { /* already gone */ }
   }
-  return { sockets, problems };
+  return result;
 }
 
 // Leaves each held socket (Map key -> handle) in the store; one already there is not added twice.

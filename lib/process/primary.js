@@ -74,7 +74,7 @@ class Supervisor {
     chooseSchedulingPolicy(config);
     const stored = takeStoredSockets(); // a restart under systemd: the previous primary's sockets
     for (const problem of stored.problems) log.warn(problem);
-    await forgetSockets(this.heldSockets.adopt(stored.sockets), log); // before a worker binds their ports
+    await forgetSockets([...this.heldSockets.adopt(stored.sockets), ...stored.unusable], log); // before a worker binds their ports
     removeStaleSockets(config, log);
     // Metrics (null when off): summed here from the workers' reports; set at start, a reload keeps them.
     this.metrics = createPrimaryMetrics(config, { pool: () => this.pool });

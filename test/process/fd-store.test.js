@@ -28,6 +28,14 @@ test('takeStoredSockets: only descriptors meant for this process; LISTEN_* leave
   assert.deepEqual(env, {}, 'and the variables are gone, so workers never inherit them');
 });
 
+test('takeStoredSockets: a descriptor under another name is not svr\'s: left alone, and said so', () => {
+  const env = { LISTEN_FDS: '1', LISTEN_PID: String(process.pid), LISTEN_FDNAMES: 'other-program' };
+  const { sockets, unusable, problems } = takeStoredSockets(env);
+  assert.equal(sockets.size, 0);
+  assert.deepEqual(unusable, []);
+  assert.match(problems[0], /descriptor 3 from systemd \(other-program\) is not one of svr's listening sockets: left alone/);
+});
+
 function listen(port) {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
