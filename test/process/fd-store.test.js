@@ -11,7 +11,7 @@ const fs = require('node:fs');
 const net = require('node:net');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
-const { SVR, LineWatcher, getFreePort, makeTempDir } = require('../support/helpers');
+const { SVR, LineWatcher, getFreePort, makeTempDir, startServer, waitUntil } = require('../support/helpers');
 const { storeName, keyOfName, takeStoredSockets } = require('../../lib/process/fd-store');
 
 test('store names: the address key with ":" written as "_", and back', () => {
@@ -92,4 +92,25 @@ test('svr started with $LISTEN_FDS serves on the socket it was given and closes 
   assert.match(answer, /kept socket/);
   assert.equal(await rawGet(oldPort), 'ECONNREFUSED', 'the socket of an address the config no longer names is closed');
   assert.ok(!err.lines.some((line) => /warn|error/.test(line)), err.lines.join('\n'));
+});
+
+test('a reload onto another port stores the new socket and takes the old one out of the store', async (t) => {
+  const dir = makeTempDir();
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const record = path.join(dir, 'notified');
+  fs.mkdirSync(path.join(dir, 'bin'));
+  // A stand-in for systemd's systemd-notify: records its arguments.
+  fs.writeFileSync(path.join(dir, 'bin', 'systemd-notify'), `#!/bin/sh\necho "$*" >> '${record}'\n`, { mode: 0o755 });
+  const server = await startServer({ files: { 'index.html': 'x' }, env: { NOTIFY_SOCKET: '/run/fake-notify', PATH: `${path.join(dir, 'bin')}:${process.env.PATH}` } });
+  t.after(() => server.stop());
+  const newPort = await getFreePort();
+  server.writeConfig({ port: newPort });
+  const since = server.stderr().length;
+  server.signal('SIGHUP');
+  await server.waitForLog(/reload complete/, 'stderr', since);
+  const lines = () => (fs.existsSync(record) ? fs.readFileSync(record, 'utf8').trim().split('\n') : []);
+  const stored = `--fd=3 --fdname=${storeName(`*:${newPort}`)} FDSTORE=1`;
+  assert.ok(await waitUntil(() => lines().includes(stored)), lines().join('\n'));
+  assert.ok(lines().includes(`FDSTOREREMOVE=1 FDNAME=${storeName(`*:${server.port}`)}`), lines().join('\n'));
+  assert.ok(lines().indexOf(`--fd=3 --fdname=${storeName(`*:${server.port}`)} FDSTORE=1`) >= 0, 'the first port was stored at start');
 });
