@@ -17,6 +17,8 @@ const { startHeartbeat } = require('./watchdog');
 const { watchProgress, SAMPLE_MS } = require('./drain-progress');
 const { workerSockets } = require('./held-sockets');
 const { WORKER, createDispatcher, createAsker } = require('./messages');
+const { ipcRateLimiter } = require('./rate-limits/ipc');
+const { ipcCacheIndex, cachesAnything } = require('./proxy-cache-index');
 
 // Errors on listen that no restart can fix: the primary stops with the message instead of looping.
 const FATAL_LISTEN_ERRORS = {
@@ -36,7 +38,7 @@ const RECYCLE_WAIT_MS = 35000; // longer than the primary's wait for a replaceme
 class Worker {
   constructor(config, configFile, hooks, options = {}) {
     this.config = config;
-    this.hooks = hooks; // { ready(addresses), fatal(code, message), recycle?(message) }
+    this.hooks = hooks; // { ready(addresses), fatal(code, message), recycle?(message), rateLimiter?, cacheIndex? }
     this.disableMods = options.disableMods === true;
     this.exitCode = 0;
     this.sockets = new Map(); // socket -> { active, idleSince, h2, used }
@@ -84,6 +86,8 @@ class Worker {
       disableMods: this.disableMods,
       isDraining: () => this.draining,
       scrapeMetrics: this.metrics ? () => this.metrics.scrape() : null,
+      rateLimiter: this.hooks.rateLimiter,
+      cacheIndex: this.hooks.cacheIndex,
     });
     try {
       await pipeline.prepare();
@@ -292,12 +296,15 @@ function runClusterWorker() {
   const sockets = workerSockets(); // the listening sockets the primary holds (held-sockets.js)
   const asker = createAsker((message) => process.send(message), { connected: () => process.connected });
   let metricsSink = null;
+  let cacheIndex = null;
+  const send = (message) => { if (process.connected) process.send(message); };
   // What this worker does with each message the primary sends (the table: process/messages.js).
   const dispatch = createDispatcher(WORKER, {
     'held-socket': (message, handle) => sockets.take(message, handle), // kept until the config names its address
     config: (message) => {
       if (worker) return;
       metricsSink = message.config.metrics ? ipcSink(asker.ask) : null;
+      cacheIndex = cachesAnything(message.config) ? ipcCacheIndex({ ask: asker.ask, send }) : null;
       worker = startWorker(message.config, message.configFile, {
         ready: (listeners) => process.send({ type: 'ready', listeners }),
         fatal: (code, text) => process.send({ type: 'fatal', code, message: text }, () => process.exit(1)),
@@ -306,6 +313,8 @@ function runClusterWorker() {
         heldSocket: sockets.heldSocket,
         shareSocket: message.holdSockets ? sockets.shareSocket : undefined,
         metricsSink,
+        rateLimiter: message.config.rateLimits.length > 0 ? ipcRateLimiter(asker.ask, log) : null,
+        cacheIndex,
       }, { disableMods: message.disableMods });
       if (worker) {
         const send = (beat) => { if (process.connected) process.send(beat); };
@@ -318,6 +327,7 @@ function runClusterWorker() {
     'no-more-connections': () => { if (confirmNoMoreConnections) confirmNoMoreConnections(); },
     'metrics-flush': () => metricsSink?.onFlushRequest?.(),
     answer: (message) => asker.onAnswer(message),
+    'cache-forget': (message) => cacheIndex?.forgetMessage(message),
   }, log);
   process.on('message', dispatch);
   // The primary is gone (killed with -9, say): nobody supervises this worker any more.
