@@ -60,9 +60,11 @@ function createListeners(config, handlers) {
     expectProxyHeader(server, config, 'https');
     listeners.push({ server, port: config.sport, listen: parseListenAddress(config.sport), scheme: 'https', drain, reload, onRequest: handler });
   }
+  // A CONNECT or an Upgrade request is a request head too: its connection is no longer silent,
+  // and the tunnel that may follow is the proxy's (tunnelIdle) or the taker's to time out.
   for (const { server, onRequest } of listeners) {
-    if (handlers.connect) server.on('connect', handlers.connect);
-    server.on('upgrade', (req, socket, head) => handleUpgrade(req, socket, head, onRequest));
+    if (handlers.connect) server.on('connect', (req, socket, head) => { heardFrom(req); handlers.connect(req, socket, head); });
+    server.on('upgrade', (req, socket, head) => { heardFrom(req); handleUpgrade(req, socket, head, onRequest); });
   }
   limitConnections(listeners.map(({ server }) => server), maxConnections(config));
   return listeners;
