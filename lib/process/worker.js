@@ -15,6 +15,7 @@ const { installCrashHandlers, observeUserCode } = require('../request-context');
 const { startHeartbeat } = require('./watchdog');
 const { watchProgress, SAMPLE_MS } = require('./drain-progress');
 const { workerSockets } = require('./held-sockets');
+const { dieWithParent } = require('./orphan-watchdog');
 
 // Errors on listen that no restart can fix: the primary stops with the message instead of looping.
 const FATAL_LISTEN_ERRORS = {
@@ -305,7 +306,9 @@ function runClusterWorker() {
       worker.drain(message.idleGraceMs, message.timeoutMs, { transferTimeoutMs: message.transferTimeoutMs, delayMs: message.delayMs });
     }
   });
-  // The primary is gone (killed with -9, say): nobody supervises this worker any more.
+  // The primary is gone (killed with -9, say): nobody supervises this worker any more. A worker
+  // stuck in user code never gets this event: the thread of orphan-watchdog.js kills it.
+  dieWithParent();
   process.on('disconnect', () => {
     if (confirmNoMoreConnections) confirmNoMoreConnections(); // no primary, no more connections
     if (worker) worker.drain(0, 1000); else process.exit(0);
