@@ -5,18 +5,21 @@
 //   createProxyStage(site) -> null (no `proxy` rules) | stage(req, res, next)
 //     An HTTP/1.1 Upgrade request (WebSocket) comes through the pipeline like any other, with a
 //     response on its socket and req.upgradeHead (lib/net/upgrade.js); so does an HTTP/2
-//     extended CONNECT (the worker's 'connect' listener). A matching rule tunnels them.
+//     extended CONNECT (the worker's 'connect' listener). A matching rule tunnels them when
+//     upgrade-policy.js allows it.
 //     stage.upstreamHealth() -> [{ upstream, up }]  for the metrics
 //     stage.close()           stops active health checks (pooled idle connections time out)
 //
 // site: { config, sendError(req, res, status, options), log }.
 // Parts: rules.js (the rules, compiled once), upstreams.js (balancing and health),
-// forward.js (one request), upgrade.js (WebSocket tunnels), forward-headers.js (headers).
+// forward.js (one request), upgrade.js (WebSocket tunnels), upgrade-policy.js (which upgrades
+// are tunnelled), forward-headers.js (headers).
 
 const { compileProxyRules, findRule } = require('./rules');
 const { compileTrustedProxies } = require('../../http/trusted-proxies');
 const { forward } = require('./forward');
 const { tunnel } = require('./upgrade');
+const { upgradeDecision } = require('./upgrade-policy');
 
 function createProxyStage(site) {
   const { config } = site;
@@ -34,8 +37,12 @@ function createProxyStage(site) {
   function stage(req, res, next) {
     const rule = findRule(rules, req, pathOf(req.url));
     if (!rule) return next();
-    if (isTunnel(req)) tunnel(req, res, rule, ctx);
-    else forward(req, res, rule, ctx);
+    if (!isTunnel(req)) return forward(req, res, rule, ctx);
+    const decision = upgradeDecision(req, rule);
+    if (decision.protocol) return tunnel(req, res, rule, ctx, decision.protocol);
+    if (decision.forward) return forward(req, res, rule, ctx);
+    for (const [name, value] of Object.entries(decision.headers || {})) res.setHeader(name, value);
+    return ctx.sendError(req, res, decision.status);
   }
 
   stage.upstreamHealth = () => rules.flatMap((rule) => rule.pool.upstreams.map((u) => ({ upstream: u.label, up: u.isUp() })));

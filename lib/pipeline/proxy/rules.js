@@ -11,6 +11,7 @@ const { Upstream, UpstreamPool } = require('./upstreams');
 const DEFAULT_TIMEOUTS = { connect: 5000, headers: 60000, idle: 60000, tunnelIdle: 600000 };
 const DEFAULT_PASSIVE = { maxFails: 1, failTimeout: 10000 };
 const DEFAULT_CHECK = { path: '/', interval: 5000, timeout: 2000 };
+const DEFAULT_UPGRADE_PROTOCOLS = ['websocket'];
 
 function compileProxyRules(config) {
   const rules = [];
@@ -51,6 +52,7 @@ function compileRule(entry, at, errors) {
     preserveHost: entry.preserveHost !== false,
     via: entry.via === true,
     timeouts,
+    upgradeProtocols: new Set((entry.upgradeProtocols || DEFAULT_UPGRADE_PROTOCOLS).map((token) => token.toLowerCase())),
     retries: entry.retries ?? 1,
     requestHeaders: compileHeaderEdits(entry.requestHeaders),
     responseHeaders: compileHeaderEdits(entry.responseHeaders),
