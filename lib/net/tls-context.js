@@ -97,6 +97,8 @@ function secureHandler(config, handler) {
 
 // The SETTINGS advertised: http2Settings over our defaults (the schema fills in
 // maxConcurrentStreams; a config built without the schema still gets the bound).
+const DEFAULT_MAX_STREAMS_PER_SESSION = 500;
+
 // http2Settings (SVR.JS's key): Node's HTTP/2 settings over svr's defaults (128 concurrent streams,
 // as nginx); maxHeaderSize still bounds the header list.
 function http2Settings(config, serverOptions) {
@@ -141,10 +143,16 @@ function createSecureServer(config, handler, serverOptions = {}) {
   // A session with no open stream for keepAliveTimeout gets a GOAWAY (graceful: as nginx does
   // with keepalive_timeout); Node's own session timeout would destroy streams in flight.
   const idleMs = Number(config.keepAliveTimeout) || 0;
+  // http2MaxRequestsPerConnection: the stream that reaches it is served, then a graceful GOAWAY
+  // (session.close()). Node never forgets the queued bytes of a stream the client resets (up to
+  // a DATA slice each, static/http2-body.js) and ends a session whose count passes
+  // maxSessionMemory (10 MB) with INTERNAL_ERROR: a fresh session starts from zero.
+  const maxStreams = config.http2MaxRequestsPerConnection ?? DEFAULT_MAX_STREAMS_PER_SESSION;
   server.on('session', (session) => {
     if (draining) { session.close(); return; }
     sessions.add(session);
     let open = 0;
+    let started = 0;
     let timer = null;
     const arm = () => {
       if (!idleMs) return;
@@ -154,6 +162,7 @@ function createSecureServer(config, handler, serverOptions = {}) {
     session.on('stream', (stream) => {
       open++;
       clearTimeout(timer);
+      if (++started === maxStreams) session.close();
       stream.once('close', () => { if (--open === 0 && !session.closed) arm(); });
     });
     session.once('close', () => { clearTimeout(timer); sessions.delete(session); });
