@@ -11,6 +11,7 @@ const fs = require('fs');
 // tls, https and http2 are required when a secure listener is made: a plain-HTTP worker never
 // loads them (start-up time).
 const { selfSignedPaths, versionOptions } = require('./certificate');
+const { rememberAccepted } = require('./accepted-socket');
 
 // The certificate and key files in use: the configured ones, else the generated pair.
 function certificateFiles(config) {
@@ -60,8 +61,9 @@ function loadTlsContext(config) {
   }
   // SVR.JS's client certificates: ask for one, and with rejectUnauthorizedClientCertificates
   // refuse a client without a certificate the system's CAs trust.
-  if (config.useClientCertificate === true) {
+  if (config.useClientCertificate) {
     options.requestCert = true;
+    // Node reads a missing rejectUnauthorized as true: pass exactly the boolean.
     options.rejectUnauthorized = config.rejectUnauthorizedClientCertificates === true;
   }
   return options;
@@ -131,6 +133,7 @@ function createSecureServer(config, handler, serverOptions = {}) {
   let server;
   if (!config.enableHTTP2) {
     server = require('https').createServer(options, h);
+    rememberAccepted(server);
     return { server, drain: () => {}, reload };
   }
   options.allowHTTP1 = true;
@@ -138,6 +141,7 @@ function createSecureServer(config, handler, serverOptions = {}) {
   // WebSockets over HTTP/2 (RFC 8441 extended CONNECT), offered when there is a proxy to take them.
   if (Array.isArray(config.proxy) && config.proxy.length > 0) options.settings.enableConnectProtocol = true;
   server = require('http2').createSecureServer(options, h);
+  rememberAccepted(server);
   const sessions = new Set();
   let draining = false;
   // A session with no open stream for keepAliveTimeout gets a GOAWAY (graceful: as nginx does
