@@ -9,6 +9,7 @@ const { compileTrustedProxies } = require('../http/trusted-proxies');
 const log = require('../log');
 const { answerParserErrors } = require('./parser-errors');
 const { handleUpgrade } = require('./upgrade');
+const { answerHttp09 } = require('./http09');
 const { parseListenAddress } = require('../config/listen-address');
 const { closeSilentConnections, heardFrom } = require('./silent-connections');
 const { boundPipelining } = require('./pipelining');
@@ -48,6 +49,7 @@ function createListeners(config, handlers) {
     const redirect = config.secure && !config.disableToHTTPSRedirect;
     const onRequest = redirect ? handlers.httpsRedirect : handler;
     const server = http.createServer(serverOptions(config), requestHandler(onRequest));
+    answerHttp09(server); // http09.js: before any other 'connection' listener
     applyTimeouts(server, config);
     closeSilentConnections(server, config.headersTimeout);
     expectProxyHeader(server, config, 'http');
