@@ -99,8 +99,6 @@ function secureHandler(config, handler) {
 
 // The SETTINGS advertised: http2Settings over our defaults (the schema fills in
 // maxConcurrentStreams; a config built without the schema still gets the bound).
-const DEFAULT_MAX_STREAMS_PER_SESSION = 500;
-
 // http2Settings (SVR.JS's key): Node's HTTP/2 settings over svr's defaults (128 concurrent streams,
 // as nginx); maxHeaderSize still bounds the header list.
 function http2Settings(config, serverOptions) {
@@ -151,7 +149,7 @@ function createSecureServer(config, handler, serverOptions = {}) {
   // (session.close()). Node never forgets the queued bytes of a stream the client resets (up to
   // a DATA slice each, static/http2-body.js) and ends a session whose count passes
   // maxSessionMemory (10 MB) with INTERNAL_ERROR: a fresh session starts from zero.
-  const maxStreams = config.http2MaxRequestsPerConnection ?? DEFAULT_MAX_STREAMS_PER_SESSION;
+  const maxStreams = config.http2MaxRequestsPerConnection; // 0: no limit (started is never 0)
   server.on('session', (session) => {
     if (draining) { session.close(); return; }
     sessions.add(session);

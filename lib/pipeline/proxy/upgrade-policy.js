@@ -11,7 +11,7 @@
 //                           ordinary request, without Upgrade (a server may ignore Upgrade)
 //     { status, headers? }  refuse it with this answer
 
-const { requestHasBody } = require('./forward');
+const { requestHasBody } = require('../upstream');
 
 const WEBSOCKET_VERSION = '13';
 const BASE64_OF_16_BYTES = /^[A-Za-z0-9+/]{21}[AQgw]==$/;
