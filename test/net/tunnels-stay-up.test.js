@@ -103,6 +103,7 @@ async function http2Tunnel(server, path) {
 
 test('tunnels with traffic outlive headersTimeout + keepAliveTimeout on HTTP/1.1, HTTPS and HTTP/2, proxied or taken by a mod; silent ones end at tunnelIdle', async (t) => {
   const up = await echoUpstream();
+  t.after(() => { up.close(); up.closeAllConnections(); });
   const server = await startTlsServer({
     config: {
       enableHTTP2: true,
@@ -118,7 +119,7 @@ test('tunnels with traffic outlive headersTimeout + keepAliveTimeout on HTTP/1.1
     files: { 'index.html': 'home', '../mods/own-tunnel.js': OWN_TUNNEL_MOD },
   });
   const sessions = [];
-  t.after(async () => { for (const s of sessions) s.destroy(); await server.stop(); up.close(); up.closeAllConnections(); });
+  t.after(async () => { for (const s of sessions) s.destroy(); await server.stop(); });
 
   const plain = () => net.connect(server.port, '127.0.0.1');
   const secure = () => tls.connect({ port: server.sport, host: '127.0.0.1', servername: 'localhost', ALPNProtocols: ['http/1.1'], rejectUnauthorized: false });

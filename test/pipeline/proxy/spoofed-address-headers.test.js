@@ -43,11 +43,12 @@ const FORGED = {
 
 test('X-Real-IP and "_" spellings of forwarding headers: dropped from untrusted clients; only X-Real-IP passes from a trusted proxy', async (t) => {
   const up = await headerEchoUpstream();
+  t.after(() => up.close());
   const site = await startPipeline({
     config: { trustedProxies: ['127.0.0.2'], proxy: [{ path: '/api/', upstreams: [`http://127.0.0.1:${up.address().port}`] }] },
     asWorker: true,
   });
-  t.after(async () => { await site.stop(); up.close(); });
+  t.after(() => site.stop());
 
   const untrusted = await seenByUpstream(site.port, '127.0.0.1', FORGED);
   assert.equal(untrusted['x-forwarded-for'], '127.0.0.1');

@@ -70,6 +70,7 @@ const wsHead = (method, path, extra = '') => `${method} ${path} HTTP/1.1\r\nHost
 
 test('HTTP/1.1: only a valid WebSocket handshake is tunnelled by default; h2c is forwarded without the upgrade unless the rule opts in', async (t) => {
   const up = await acceptingUpstream();
+  t.after(() => up.stop());
   const site = await startPipeline({
     config: {
       proxy: [
@@ -80,7 +81,7 @@ test('HTTP/1.1: only a valid WebSocket handshake is tunnelled by default; h2c is
     },
     asWorker: true,
   });
-  t.after(async () => { await site.stop(); up.stop(); });
+  t.after(() => site.stop());
 
   // h2c smuggling: the upgrade is not forwarded, the request is answered as an ordinary one and
   // the connection closes, so nothing can be sent past the access rules.
@@ -123,8 +124,9 @@ test('HTTP/1.1: only a valid WebSocket handshake is tunnelled by default; h2c is
 // Spawned: an HTTP/2 CONNECT reaches the pipeline through process/worker.js.
 test('HTTP/2 extended CONNECT: only the rule\'s upgradeProtocols are tunnelled', async (t) => {
   const up = await acceptingUpstream();
+  t.after(() => up.stop());
   const server = await startTlsServer({ config: { enableHTTP2: true, proxy: [{ path: '/api/', upstreams: [up.url] }] } });
-  t.after(async () => { await server.stop(); up.stop(); });
+  t.after(() => server.stop());
   const session = http2.connect(server.httpsUrl, { rejectUnauthorized: false });
   session.on('error', () => {});
   t.after(() => session.destroy());
