@@ -9,13 +9,13 @@ const { buildEnvironment } = require('../../lib/pipeline/gateway/environment');
 const site = { serverName: 'svr', root: '/srv/www' };
 const script = { filename: '/srv/www/index.php', scriptName: '/index.php', pathInfo: '/a' };
 
-function env(req) {
+function env(req, fromTrustedProxy = false) {
   return Object.fromEntries(buildEnvironment({
     method: 'GET', httpVersion: '1.1', httpVersionMajor: 1, url: '/index.php/a?q=1', headers: {},
     socket: { remoteAddress: '::ffff:192.0.2.1', remotePort: 5555, localAddress: '::ffff:192.0.2.2', localPort: 443 },
     ...req,
     svr: { originalUrl: '/index.php/a?q=1', clientAddress: undefined, user: null, ...req.svr },
-  }, site, script, req.extra));
+  }, site, script, req.extra, fromTrustedProxy));
 }
 
 test('over TLS: HTTPS=on and REQUEST_SCHEME=https; addresses without the IPv4-mapped prefix', () => {
@@ -59,4 +59,13 @@ test('no HTTP_PROXY, no header with "_" in its name, Content-Type/-Length as CON
   assert.equal(e.HTTP_X_OK, 'a');
   assert.equal(e.QUERY_STRING, 'q=1');
   assert.equal(e.REDIRECT_STATUS, '200');
+});
+
+test('X-Forwarded-*, Forwarded and X-Real-IP reach the script only from a trusted proxy', () => {
+  const headers = { 'x-forwarded-for': '198.51.100.1', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'h', forwarded: 'for=1.2.3.4', 'x-real-ip': '198.51.100.2' };
+  const names = ['HTTP_X_FORWARDED_FOR', 'HTTP_X_FORWARDED_PROTO', 'HTTP_X_FORWARDED_HOST', 'HTTP_FORWARDED', 'HTTP_X_REAL_IP'];
+  const untrusted = env({ headers });
+  for (const name of names) assert.equal(untrusted[name], undefined, name);
+  const trusted = env({ headers }, true);
+  assert.deepEqual(names.map((name) => trusted[name]), Object.values(headers));
 });

@@ -2,9 +2,10 @@
 // The RFC 3875 environment of one request, for a FastCGI application (its PARAMS) and for a CGI
 // script (its process environment):
 //
-//   buildEnvironment(req, site, script, extra) -> [[name, value]]
+//   buildEnvironment(req, site, script, extra, fromTrustedProxy) -> [[name, value]]
 //     script: { filename, scriptName, pathInfo } (script-path.js); extra: the rule's `env`, last,
-//     so it can set or replace any variable.
+//     so it can set or replace any variable; fromTrustedProxy: whether the peer is in
+//     `trustedProxies`.
 //
 // Beyond RFC 3875's meta-variables: SCRIPT_FILENAME and DOCUMENT_ROOT (what PHP needs to find the
 // script), REQUEST_URI (the target as the client sent it: front controllers route on it),
@@ -13,6 +14,8 @@
 //   - Proxy: HTTP_PROXY would be taken for the proxy setting by many HTTP libraries ("httpoxy");
 //   - header names with "_": X-Forwarded_For would otherwise become the same HTTP_X_FORWARDED_FOR as
 //     X-Forwarded-For, a way to smuggle a header past a proxy in front (nginx drops them too);
+//   - X-Forwarded-For/-Proto/-Host, Forwarded and X-Real-IP, unless the peer is a trusted proxy:
+//     claims about the client that an application might believe (REMOTE_ADDR and HTTPS say it);
 //   - Content-Type and Content-Length, which are CONTENT_TYPE and CONTENT_LENGTH;
 //   - HTTP/2 pseudo-headers (:authority becomes HTTP_HOST when there is no Host).
 
@@ -20,7 +23,10 @@ const { splitTarget } = require('../../http/target');
 const { plainAddress } = require('../../http/trusted-proxies');
 const { requestHost } = require('../../http/host');
 
-function buildEnvironment(req, site, script, extra) {
+// Who the client is and how it came in, as only a trusted proxy may tell.
+const ADDRESS_CLAIMS = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'forwarded', 'x-real-ip']);
+
+function buildEnvironment(req, site, script, extra, fromTrustedProxy = false) {
   const env = [];
   const add = (name, value) => env.push([name, value === undefined || value === null ? '' : String(value)]);
   const socket = req.socket || {};
@@ -55,7 +61,7 @@ function buildEnvironment(req, site, script, extra) {
   add('REDIRECT_STATUS', 200);
   if (req.headers['content-type'] !== undefined) add('CONTENT_TYPE', req.headers['content-type']);
   if (req.headers['content-length'] !== undefined) add('CONTENT_LENGTH', req.headers['content-length']);
-  addHeaders(req, add);
+  addHeaders(req, add, fromTrustedProxy);
   for (const [name, value] of Object.entries(extra || {})) {
     const at = env.findIndex(([n]) => n === name);
     if (at !== -1) env.splice(at, 1);
@@ -64,11 +70,12 @@ function buildEnvironment(req, site, script, extra) {
   return env;
 }
 
-function addHeaders(req, add) {
+function addHeaders(req, add, fromTrustedProxy) {
   const headers = req.headers;
   let hasHost = false;
   for (const name of Object.keys(headers)) {
     if (name.charCodeAt(0) === 58 /* ':' */ || name.includes('_')) continue;
+    if (!fromTrustedProxy && ADDRESS_CLAIMS.has(name)) continue;
     if (name === 'proxy' || name === 'content-type' || name === 'content-length') continue;
     if (name === 'host') hasHost = true;
     const value = headers[name];

@@ -21,6 +21,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { sanitizeTarget } = require('../../http/target');
 const { pathPolicyFor } = require('../path-policy');
+const { compileTrustedProxies } = require('../../http/trusted-proxies');
 const { requestHasBody } = require('../upstream');
 const { compileGatewayRules, findRule } = require('./rules');
 const { findScript, hasExtension } = require('./script-path');
@@ -36,6 +37,7 @@ function createGatewayStage(site) {
   if (errors.length) throw Object.assign(new Error(errors.join('\n')), { configErrors: errors });
   if (rules.length === 0) return null;
   const { resolve } = pathPolicyFor(site);
+  const { isTrusted } = compileTrustedProxies(site.config.trustedProxies); // its errors: client-address.js's
   const extensions = [...new Set(rules.flatMap((rule) => rule.extensions))];
   const log = site.log;
 
@@ -62,7 +64,7 @@ function createGatewayStage(site) {
       },
       localRedirect: (location) => redirect(req, res, next, location, redirects + 1),
     });
-    const params = buildEnvironment(req, site, found, rule.env);
+    const params = buildEnvironment(req, site, found, rule.env, isTrusted(req.socket.remoteAddress));
     if (rule.kind === 'fastcgi') {
       return fastcgiRequest(req, res, { pool: rule.pool, params, timeouts: rule.timeouts, response, log, label: rule.label });
     }
