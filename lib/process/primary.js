@@ -5,7 +5,8 @@
 
 const cluster = require('node:cluster');
 const log = require('../log');
-const { loadConfig, workerCount } = require('../config/load');
+const { loadConfig, checkConfig, workerCount } = require('../config/load');
+const { serveFolderConfig, SERVE_LABEL } = require('../config/serve-folder');
 const { readModKeys } = require('../pipeline/scripting/mod-keys');
 const { describeListenAddress, removeStaleSockets } = require('../config/listen-address');
 const { version } = require('../../package.json');
@@ -414,6 +415,19 @@ class Supervisor {
 // reload; with --disable-mods it is only a warning.
 // checkOnly (svr.js --check): validate the certificate files but generate nothing.
 function readConfig(options, { checkOnly = false } = {}) {
+  const loaded = options.serve ? checkServeConfig(options) : readConfigFile(options, { checkOnly });
+  if (loaded.errors.length > 0) return loaded;
+  const { config, warnings } = loaded;
+  if (options.port !== undefined) config.port = options.port;
+  if (options.workers !== undefined) config.workers = options.workers;
+  // HTTPS: check the certificate files, or make/renew the self-signed one, before any
+  // worker (new ones on reload included) reads them.
+  const certificate = ensureCertificate(config, { configFile: options.configFile, log, checkOnly });
+  if (certificate.errors.length > 0) return { errors: certificate.errors, warnings };
+  return { config, errors: [], warnings };
+}
+
+function readConfigFile(options, { checkOnly }) {
   const mods = readModKeys(options.configFile);
   if (!checkOnly) for (const info of mods.infos) log.info(info); // --check prints problems only
   for (const warning of mods.warnings) log.warn(warning);
@@ -421,15 +435,14 @@ function readConfig(options, { checkOnly = false } = {}) {
     if (!options.disableMods) return { errors: mods.errors, problem: 'cannot load the mods' };
     for (const error of mods.errors) log.warn(`--disable-mods: ${error}`);
   }
-  const { config, errors, warnings } = loadConfig(options.configFile, { extraValidators: mods.validators });
-  if (errors.length > 0) return { errors, warnings };
-  if (options.port !== undefined) config.port = options.port;
-  if (options.workers !== undefined) config.workers = options.workers;
-  // HTTPS: check the certificate files, or make/renew the self-signed one, before any
-  // worker (new ones on reload included) reads them.
-  const certificate = ensureCertificate(config, { configFile: options.configFile, log, checkOnly });
-  if (certificate.errors.length > 0) return { errors: certificate.errors, warnings };
-  return { config, errors, warnings };
+  return loadConfig(options.configFile, { extraValidators: mods.validators });
+}
+
+// svr serve DIR: the config the command line makes, checked as a file's would be. No file can
+// hold a mod's keys, so the mods are not asked for theirs.
+function checkServeConfig(options) {
+  const config = serveFolderConfig(options.serve, options.port);
+  return checkConfig(config, { file: SERVE_LABEL, configFile: null, baseDir: process.cwd() });
 }
 
 // The one start-up line tests and users look for; it names what was really bound
