@@ -68,6 +68,8 @@ function checkConfig(config, { file, configFile = path.resolve(file), baseDir = 
     }
     problems.push(...svrjs.problems);
     warnings = [...svrjs.warnings, ...unservedMetrics(config)].map((problem) => formatProblem(file, problem));
+    const svrjsDefaults = svrjsKeys.applySvrjsDefaults(config, schema, givenKeys);
+    if (svrjsDefaults) warnings.push(formatProblem(file, svrjsDefaults));
     problems.push(...semanticProblems(config, baseDir, configFile));
     svrjsKeys.applyAliases(config);
     resolvePaths(config, baseDir);

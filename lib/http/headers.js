@@ -1,8 +1,10 @@
 'use strict';
 // Header helpers every stage may use. Node built-ins only.
 
-// The methods a static resource answers (OPTIONS and 405 responses list them).
+// The methods a static resource answers (OPTIONS and 405 responses list them); with
+// allowPostToStaticFiles (SVR.JS's behaviour) POST too.
 const ALLOW = 'GET, HEAD, OPTIONS';
+const ALLOW_WITH_POST = 'GET, POST, HEAD, OPTIONS';
 
 // The whole answer to a CONNECT nobody tunnels, written to the raw socket (SVR.JS's answer too).
 const BARE_501 = 'HTTP/1.1 501 Not Implemented\r\nContent-Length: 0\r\nConnection: close\r\n\r\n';
@@ -24,4 +26,4 @@ function mediaType(contentType) {
   return (semi === -1 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
 }
 
-module.exports = { BARE_501, ALLOW, appendVary, mediaType };
+module.exports = { BARE_501, ALLOW, ALLOW_WITH_POST, appendVary, mediaType };

@@ -8,7 +8,9 @@
 //   - the footer names the server per `exposeServerVersion`, and a mod (`extName`) only when
 //     `exposeModsInErrorPages` is true;
 //   - a stack trace only when `stackHidden` is false; `serverAdministratorEmail` on 5xx pages;
-//   - clients whose Accept prefers JSON get `{"error":{"status","message","description"}}`.
+//   - clients whose Accept prefers JSON get `{"error":{"status","message","description"}}`;
+//   - with enableIncludingHeadAndFootInHTML, custom pages are sent between the web root's head and
+//     foot (site.headFoot), as SVR.JS sent them; svr's own pages are whole documents and are not.
 // It never throws: if the response has already started it destroys the response instead.
 
 const path = require('path');
@@ -59,6 +61,13 @@ function reason(status) {
   return http.STATUS_CODES[status] || 'Error';
 }
 
+// The web root's head and foot as text, for custom error pages; empty unless
+// enableIncludingHeadAndFootInHTML.
+function customPageFrame(site) {
+  if (!site.config.enableIncludingHeadAndFootInHTML || !site.headFoot) return { head: '', foot: '' };
+  return { head: site.headFoot.head.toString('utf8'), foot: site.headFoot.foot.toString('utf8') };
+}
+
 function createErrorPages(site) {
   const { config, log } = site;
   const server = site.serverName;
@@ -66,6 +75,7 @@ function createErrorPages(site) {
   const stackHidden = config.stackHidden;
   const contactHTML = escapeHTML(obfuscateEmail(config.serverAdministratorEmail));
   const root = site.root;
+  const { head: pageHeadText, foot: pageFootText } = customPageFrame(site);
 
   // --- custom pages, read once now -------------------------------------------------------------
   // status -> [{ matches(req) | null, template }], in SVR.JS's order: `errorPages` entries (those
@@ -182,7 +192,7 @@ function createErrorPages(site) {
         body = JSON.stringify({ error: err }) + '\n';
         type = 'application/json; charset=utf-8';
       } else if ((template = customPage(status, req)) !== null) {
-        body = fillCustom(template, status, req, opts.extName, opts.error);
+        body = pageHeadText + fillCustom(template, status, req, opts.extName, opts.error) + pageFootText;
         type = 'text/html; charset=utf-8';
       } else {
         const stack = stackText(opts.error);

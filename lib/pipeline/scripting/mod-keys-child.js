@@ -8,6 +8,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { loadMods, loadReport, ModLoadError, DEFAULT_MODS_DIRECTORY } = require('./mods');
 const { installModEnvironment, svrFile } = require('./environment');
+const { svrjsDirectories } = require('./legacy-config-files');
 const { stateDirectory } = require('../../product');
 
 const quietLog = { info() {}, warn() {}, error() {} };
@@ -39,7 +40,8 @@ function main(configFile) {
   const report = { keys: {}, errors: [], warnings: [], infos: [] };
   try {
     const dir = modsDir || DEFAULT_MODS_DIRECTORY;
-    const loaded = loadMods(dir, { required: modsDir !== undefined, stateDirectory: state });
+    const svrjsDirs = svrjsDirectories({ configFile, config: raw, root: wwwroot });
+    const loaded = loadMods(dir, { required: modsDir !== undefined, stateDirectory: state, svrjsDirectories: svrjsDirs });
     const { infos, warnings } = loadReport(dir, loaded);
     report.infos.push(...infos);
     report.warnings.push(...warnings);

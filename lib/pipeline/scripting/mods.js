@@ -27,6 +27,7 @@ const path = require('node:path');
 const { DEFAULT_MODS_DIRECTORY, modsDirectory } = require('../../product');
 const { extractModArchive } = require('./legacy-archive');
 const { isLegacyModConstructor, wrapLegacyMod } = require('./legacy-mods');
+const { adoptSvrjsConfigFiles, emptyFilesCreated } = require('./legacy-config-files');
 
 const ARCHIVE = /\.(tar\.gz|tgz)$/;
 
@@ -232,11 +233,28 @@ function checkValidators(mod, validators) {
   }
 }
 
-// Loads every mod of `dir` in name order: { mods, ignored }. Throws a ModLoadError for the first
-// one that fails. options: { required, stateDirectory }.
+// Loads every mod of `dir` in name order: { mods, ignored, notes: { infos, warnings } }. Throws a
+// ModLoadError for the first one that fails. options: { required, stateDirectory, svrjsDirectories }
+// (svrjsDirectories: where SVR.JS kept the legacy mods' settings files, legacy-config-files.js).
 function loadMods(dir, options = {}) {
   const { mods, ignored } = listMods(dir, options);
-  return { mods: mods.map((mod) => requireMod(mod, options)), ignored };
+  const notes = { infos: [], warnings: [] };
+  const state = options.stateDirectory;
+  if (state && mods.some((mod) => mod.archive)) {
+    const adopted = adoptSvrjsConfigFiles(state, options.svrjsDirectories || []);
+    notes.infos.push(...adopted.infos);
+    notes.warnings.push(...adopted.warnings);
+  }
+  const loaded = mods.map((mod) => {
+    if (!mod.archive || !state) return requireMod(mod, options);
+    const { value, created } = emptyFilesCreated(state, () => requireMod(mod, options));
+    for (const file of created) {
+      notes.warnings.push(`${mod.file}: the mod created ${file} with no settings in it, so it runs unconfigured; ` +
+        'put its settings there and reload (SVR.JS kept this file next to its svr.js)');
+    }
+    return value;
+  });
+  return { mods: loaded, ignored, notes };
 }
 
 // Documentation kept beside the mods (svr ships mods/README.md): named in an info line only.
@@ -245,9 +263,9 @@ const DOCUMENTATION = /^(readme|license|licence|changelog)([.-].*)?$|\.(md|txt)$
 // The lines to log about what was loaded: { infos, warnings }. Every ignored entry is named:
 // documentation in an info line, anything else in a warning; also mods without name/version and
 // console commands svr cannot offer.
-function loadReport(dir, { mods, ignored }) {
-  const infos = [];
-  const warnings = [];
+function loadReport(dir, { mods, ignored, notes = { infos: [], warnings: [] } }) {
+  const infos = [...notes.infos];
+  const warnings = [...notes.warnings];
   const docs = ignored.filter((name) => DOCUMENTATION.test(name));
   const others = ignored.filter((name) => !DOCUMENTATION.test(name));
   if (docs.length) infos.push(`${dir}: ${docs.join(', ')}: documentation, not mods`);
