@@ -46,8 +46,8 @@ function loadConfig(file, { extraValidators = {} } = {}) {
 
   const parsed = parseJson(read.text);
   if (parsed.error) {
-    const { line, column, message } = parsed.error;
-    return failure(configFile, [`${file}:${line}:${column}: JSON syntax error: ${message}`]);
+    const { line, column, message, excerpt } = parsed.error;
+    return failure(configFile, [`${file}:${line}:${column}: JSON syntax error: ${message}\n${excerpt}`]);
   }
 
   return checkConfig(parsed.value, { file, configFile, extraValidators });
