@@ -7,7 +7,8 @@
 //     once at start (and on reload), never per request;
 //   - the footer names the server per `exposeServerVersion`, and a mod (`extName`) only when
 //     `exposeModsInErrorPages` is true;
-//   - a stack trace only when `stackHidden` is false; `serverAdministratorEmail` on 5xx pages;
+//   - a stack trace only when `stackHidden` is false; `serverAdministratorEmail` on 5xx pages when
+//     one is set (not empty, not SVR.JS's "[no contact information]");
 //   - clients whose Accept prefers JSON get `{"error":{"status","message","description"}}`;
 //   - with enableIncludingHeadAndFootInHTML, custom pages are sent between the web root's head and
 //     foot (site.headFoot), as SVR.JS sent them; svr's own pages are whole documents and are not.
@@ -57,6 +58,12 @@ function obfuscateEmail(email) {
   return String(email).replace(/\./g, '[dot]').replace(/@/g, '[at]');
 }
 
+// SVR.JS's default stands for "no address": a visitor is better told nothing than that.
+const NO_CONTACT = '[no contact information]';
+function hasContact(email) {
+  return typeof email === 'string' && email.trim() !== '' && email.trim() !== NO_CONTACT;
+}
+
 function reason(status) {
   return http.STATUS_CODES[status] || 'Error';
 }
@@ -73,7 +80,7 @@ function createErrorPages(site) {
   const server = site.serverName;
   const showMods = config.exposeModsInErrorPages;
   const stackHidden = config.stackHidden;
-  const contactHTML = escapeHTML(obfuscateEmail(config.serverAdministratorEmail));
+  const contactHTML = hasContact(config.serverAdministratorEmail) ? escapeHTML(obfuscateEmail(config.serverAdministratorEmail)) : null;
   const root = site.root;
   const { head: pageHeadText, foot: pageFootText } = customPageFrame(site);
 
@@ -126,7 +133,7 @@ function createErrorPages(site) {
     const title = `${status} ${escapeHTML(reason(status))}`;
     const desc = escapeHTML(DESCRIPTIONS[status] || 'An error occurred while handling the request.');
     const head = `${pageHead(title)}<h1>${title}</h1><p>${desc}</p>`;
-    const contact = (status >= 500
+    const contact = (status >= 500 && contactHTML !== null
       ? `<p>If the problem persists, contact the server administrator at ${contactHTML}.</p>` : '') +
       '<p><a href="/">Go to the home page</a></p>';
     parts = {
