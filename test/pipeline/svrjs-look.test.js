@@ -7,6 +7,7 @@
 
 const { describe, it, before, after } = require('node:test');
 const assert = require('node:assert/strict');
+const http = require('node:http');
 const { startPipeline } = require('../support/pipeline');
 const { request } = require('../support/helpers');
 const { loadConfig } = require('../../lib/config/load');
@@ -67,6 +68,17 @@ describe('an SVR.JS config without the keys: SVR.JS\'s look and forms', () => {
     assert.equal(text.text, 'text');
     const options = await request(`${site.url}/page.html`, { method: 'OPTIONS' });
     assert.equal(options.headers.allow, 'GET, POST, HEAD, OPTIONS');
+    // The unread body does not end up in the next request on the same connection.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const posted = await request(`${site.url}/form.txt`, { method: 'POST', body: 'x'.repeat(100000), agent });
+      const next = await request(`${site.url}/page.html`, { agent });
+      assert.equal(posted.text, 'text');
+      assert.equal(next.status, 200);
+      assert.equal(next.text, wrapped('<p>plain page</p>'));
+    } finally {
+      agent.destroy();
+    }
     const put = await request(`${site.url}/page.html`, { method: 'PUT', body: 'x' });
     assert.equal(put.status, 405);
     assert.equal(put.headers.allow, 'GET, POST, HEAD, OPTIONS');
