@@ -428,7 +428,7 @@ function readConfig(options, { checkOnly = false } = {}) {
 }
 
 function readConfigFile(options, { checkOnly }) {
-  const mods = readModKeys(options.configFile);
+  const mods = readModKeys(options.configFile, { checkOnly });
   if (!checkOnly) for (const info of mods.infos) log.info(info); // --check prints problems only
   for (const warning of mods.warnings) log.warn(warning);
   if (mods.errors.length > 0) {

@@ -12,7 +12,8 @@
 //   adoptSvrjsConfigFiles(stateDirectory, dirs) -> { infos, warnings }: before the mods load, each
 //       "*-config.json" found there is copied into the state directory when that has none, or only
 //       an empty one ({}, what a mod writes when it finds nothing); a different file already in the
-//       state directory is kept (never overwritten) and named in a warning
+//       state directory is kept (never overwritten) and named in a warning. The copy keeps the
+//       file's permission bits. svr --check (often run as root) copies nothing.
 //   emptyFilesCreated(stateDirectory, load) -> { value, created }: runs load() and names the
 //       "*-config.json" files it left in the state directory that were not there before and hold
 //       nothing ({} or blank): a mod that found no settings
@@ -69,6 +70,7 @@ function adoptSvrjsConfigFiles(stateDirectory, dirs) {
       const target = path.join(state, name);
       const wanted = readText(source);
       if (wanted === null) continue;
+      const mode = fs.statSync(source).mode & 0o777; // a file of secrets stays as private as it was
       const present = readText(target);
       if (present === wanted) continue;
       if (present !== null && !isEmptySettings(present)) {
@@ -78,7 +80,8 @@ function adoptSvrjsConfigFiles(stateDirectory, dirs) {
       try {
         fs.mkdirSync(state, { recursive: true });
         const temporary = `${target}.${process.pid}.tmp`;
-        fs.writeFileSync(temporary, wanted, { mode: 0o640 });
+        fs.writeFileSync(temporary, wanted, { mode });
+        fs.chmodSync(temporary, mode); // whatever the umask
         fs.renameSync(temporary, target); // whole or not at all, whichever process copies first
         infos.push(`legacy mods: ${name} copied from ${dir} (where SVR.JS kept it) to ${state}, where the mods read it`);
       } catch (error) {

@@ -27,7 +27,8 @@ function resolved(raw, key, base) {
   return typeof value === 'string' && value !== '' ? path.resolve(base, value) : undefined;
 }
 
-function main(configFile) {
+// checkOnly (svr --check, often run as root): copy no settings file into the state directory.
+function main(configFile, checkOnly) {
   const raw = readRaw(configFile);
   const base = path.dirname(configFile);
   const modsDir = resolved(raw, 'modsDirectory', base);
@@ -41,7 +42,7 @@ function main(configFile) {
   try {
     const dir = modsDir || DEFAULT_MODS_DIRECTORY;
     const svrjsDirs = svrjsDirectories({ configFile, config: raw, root: wwwroot });
-    const loaded = loadMods(dir, { required: modsDir !== undefined, stateDirectory: state, svrjsDirectories: svrjsDirs });
+    const loaded = loadMods(dir, { required: modsDir !== undefined, stateDirectory: state, svrjsDirectories: checkOnly ? [] : svrjsDirs });
     const { infos, warnings } = loadReport(dir, loaded);
     report.infos.push(...infos);
     report.warnings.push(...warnings);
@@ -67,4 +68,4 @@ function verdict(validate, value) {
   }
 }
 
-main(path.resolve(process.argv[2]));
+main(path.resolve(process.argv[2]), process.argv[3] === '--check');

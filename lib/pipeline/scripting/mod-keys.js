@@ -3,7 +3,8 @@
 // calling process: the primary must never run user code (a mod whose load-time timer throws
 // would kill it, and one that allocates at load would grow it at every reload).
 //
-//   readModKeys(configFile, { timeoutMs }) -> { validators, errors, warnings, infos }
+//   readModKeys(configFile, { timeoutMs, checkOnly }) -> { validators, errors, warnings, infos }
+//   (checkOnly: svr --check, which copies no legacy mod's settings file into the state directory)
 //
 // A short-lived child process (mod-keys-child.js) loads the mods, runs each declared key's
 // validator on that key's value in the raw config file, and reports, on file descriptor 3,
@@ -59,10 +60,10 @@ function reportWithoutMods(configFile) {
   return { validators: {}, errors: [], warnings, infos };
 }
 
-function readModKeys(configFile, { timeoutMs = timeoutOfConfigFile(configFile), env = process.env } = {}) {
+function readModKeys(configFile, { timeoutMs = timeoutOfConfigFile(configFile), env = process.env, checkOnly = false } = {}) {
   const withoutMods = reportWithoutMods(configFile);
   if (withoutMods) return withoutMods;
-  const result = spawnSync(process.execPath, [CHILD, configFile], {
+  const result = spawnSync(process.execPath, [CHILD, configFile, ...(checkOnly ? ['--check'] : [])], {
     stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
     timeout: timeoutMs,
     killSignal: 'SIGKILL',

@@ -9,7 +9,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const tar = require('tar');
-const { getFreePort, makeTempDir, writeFiles, spawnSvr, request } = require('../../support/helpers');
+const { getFreePort, makeTempDir, writeFiles, spawnSvr, runSvr, request } = require('../../support/helpers');
 
 // What reverse-proxy-mod does at load, and a callback that shows what it read.
 const PROBE_MOD = `
@@ -79,6 +79,22 @@ test('an SVR.JS config: the settings file next to it is copied into the state di
     assert.ok(line, child.err.lines.join('\n'));
     assert.ok(line.includes(`copied from ${fs.realpathSync(site.configDir)} (where SVR.JS kept it) to ${site.state}`), line);
     assert.ok(!child.err.lines.some((l) => /with no settings in it/.test(l)), child.err.lines.join('\n'));
+  } finally {
+    await stop(child);
+  }
+});
+
+test('svr --check copies nothing; a start copies with the file\'s own permission bits', async () => {
+  const site = await layout({ svrjsConfig: true, oldInstallFiles: { 'probe-config.json': '{"secret":"s"}' } });
+  fs.chmodSync(path.join(site.configDir, 'probe-config.json'), 0o600);
+  const check = await runSvr(['--check', '--config', site.configFile]);
+  assert.equal(check.code, 0, check.stderr);
+  const copy = path.join(site.state, 'probe-config.json');
+  assert.notEqual(fs.existsSync(copy) && fs.readFileSync(copy, 'utf8'), '{"secret":"s"}', 'not copied by --check');
+  const child = await start(site);
+  try {
+    assert.deepEqual(JSON.parse((await request(`http://127.0.0.1:${site.port}/probe`)).text), { secret: 's' });
+    assert.equal(fs.statSync(copy).mode & 0o777, 0o600);
   } finally {
     await stop(child);
   }
