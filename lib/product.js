@@ -44,6 +44,12 @@ function stateDirectory(config, env = process.env) {
   return path.join(INSTALL_DIR, 'state');
 }
 
+// The reverse proxy's response cache: a folder of the state directory that svr alone writes
+// (the primary empties it at start), never one a config could point elsewhere.
+function proxyCacheDirectory(config) {
+  return path.join(stateDirectory(config), 'proxy-cache');
+}
+
 // The mods directory a loaded config names (absolute after loading), else the default one.
 function modsDirectory(config) {
   return config && typeof config.modsDirectory === 'string' ? config.modsDirectory : DEFAULT_MODS_DIRECTORY;
@@ -52,4 +58,5 @@ function modsDirectory(config) {
 module.exports = {
   PRODUCT, version, serverString, versionString,
   INSTALL_DIR, DEFAULT_CONFIG_FILE, DEFAULT_MODS_DIRECTORY, stateDirectory, modsDirectory,
+  proxyCacheDirectory,
 };

@@ -27,6 +27,8 @@ const MESSAGES = {
     about: 'the answer to stopped-accepting: nothing more is on its way, the worker may exit once idle' },
   'metrics-flush': { from: PRIMARY, fields: [], answer: 'metrics', about: 'send the counts now (a scrape is being rendered)' },
   answer: { from: PRIMARY, fields: ['id', 'ok', 'value', 'error'], answer: null, about: 'the answer to an ask' },
+  'cache-forget': { from: PRIMARY, fields: ['id', 'path'], answer: 'cache-forgotten',
+    about: 'drop a proxy-cache folder (a purge) or file (an eviction) from memory (proxy-cache-index.js)' },
 
   // --- worker -> primary ---
   'listening-socket': { from: WORKER, fields: ['key'], handle: true, answer: null,
@@ -40,11 +42,20 @@ const MESSAGES = {
     about: 'the event loop turns (watchdog.js); busy keep-alive connections (rebalance.js)' },
   metrics: { from: WORKER, fields: ['report'], answer: null, about: 'the request counts since the last report' },
   ask: { from: WORKER, fields: ['id', 'question', 'data'], answer: 'answer', about: 'a question for the primary (QUESTIONS)' },
+  'cache-stored': { from: WORKER, fields: ['file', 'bytes'], answer: null,
+    about: 'a proxy-cache file written: the primary counts it against proxyCache.maxBytes/maxEntries' },
+  'cache-unlock': { from: WORKER, fields: ['folder'], answer: null,
+    about: 'the fetch that held a URL\'s cache lock is stored (or not): the waiting workers may look' },
+  'cache-forgotten': { from: WORKER, fields: ['id'], answer: null, about: 'the answer to cache-forget' },
 };
 
 // The questions a worker may ask: what `data` carries and what `value` the answer has.
 const QUESTIONS = {
   'metrics-text': { data: 'none', value: 'the Prometheus text of every worker\'s totals' },
+  'rate-limit': { data: '[[key, rate, burst], ...]: the limited requests of one event-loop turn',
+    value: '[[allowed 1/0, aheadMs or retryMs, unavailable 1/0, lease tokens], ...] (rate-limits/ipc.js)' },
+  'cache-lock': { data: 'a proxy-cache folder (one URL)', value: '"granted" (fetch it) or, once the holder unlocks, "released"' },
+  'cache-purged': { data: 'a proxy-cache folder the worker removed', value: 'true once every worker has dropped it from memory' },
 };
 
 const DEFAULT_ASK_TIMEOUT_MS = 2000;

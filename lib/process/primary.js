@@ -1,16 +1,15 @@
 'use strict';
-// The primary never serves. It validates the config, forks the workers and supervises them:
-// replaces the ones that die (with a growing delay when they keep dying young), rolls new
-// workers in on SIGHUP one at a time, and drains everything on SIGTERM/SIGINT.
+// The primary never serves. It runs the start's steps (start.js), forks the workers and
+// supervises them: replaces the ones that die (with a growing delay when they keep dying young),
+// rolls new workers in on SIGHUP one at a time, and drains everything on SIGTERM/SIGINT.
 
 const cluster = require('node:cluster');
 const log = require('../log');
-const { loadConfig, checkConfig, workerCount } = require('../config/load');
-const { serveFolderConfig, SERVE_LABEL } = require('../config/serve-folder');
-const { readModKeys } = require('../pipeline/scripting/mod-keys');
+const { workerCount } = require('../config/load');
+const { prepareStart } = require('./start');
 const { describeListenAddress, removeStaleSockets } = require('../config/listen-address');
 const { version } = require('../../package.json');
-const { ensureCertificate, startRenewalTimer } = require('../net/certificate');
+const { startRenewalTimer } = require('../net/certificate');
 const { Watchdog, beatInterval } = require('./watchdog');
 const { Rebalancer } = require('./rebalance');
 const { createPrimaryMetrics } = require('./metrics');
@@ -19,6 +18,9 @@ const { takeNotifySocket, notifyReady, notifyStatus } = require('./notify');
 const { serverSocketPath, startControlServer } = require('./control');
 const { HeldSockets, configuredKeys } = require('./held-sockets');
 const { PRIMARY, createDispatcher, answerQuestion } = require('./messages');
+const { createRateCounter } = require('./rate-limits/counter');
+const { answerRateLimits } = require('./rate-limits/ipc');
+const { primaryCacheIndex, cachesAnything } = require('./proxy-cache-index');
 
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_CAP_MS = 15000;
@@ -50,6 +52,8 @@ class Supervisor {
         this.balance(worker, busy);
       },
     });
+    this.rateCounter = null; // the host's rate-limit counter (rate-limits/counter.js), made when a config has rateLimits
+    this.cacheIndex = null; // the proxy cache's index (proxy-cache-index.js), when a rule caches
     this.rebalancer = new Rebalancer({ intervalMs: () => beatInterval(this.config?.workerStallTimeout ?? 0) });
     this.dispatch = createDispatcher(PRIMARY, this.messageHandlers(), log);
   }
@@ -70,23 +74,37 @@ class Supervisor {
       heartbeat: (message, handle, worker) => this.watchdog.beat(worker, message),
       metrics: (message, handle, worker) => this.metrics?.ingest(worker, message.report),
       ask: (message, handle, worker) => answerQuestion(worker, message, this.answerers()),
+      'cache-stored': (message) => this.cacheIndex?.stored(message.file, message.bytes),
+      'cache-unlock': (message, handle, worker) => this.cacheIndex?.unlock(worker, message.folder),
+      'cache-forgotten': (message, handle, worker) => this.cacheIndex?.forgotten(worker, message.id),
     };
   }
 
   // The questions a worker may ask (process/messages.js QUESTIONS), answered here.
   answerers() {
-    return this.metrics ? { 'metrics-text': () => this.metrics.render() } : {};
+    const answerers = {
+      'rate-limit': (takes) => answerRateLimits(takes, this.rateCounterFor(this.config), this.pool.size),
+    };
+    if (this.metrics) answerers['metrics-text'] = () => this.metrics.render();
+    if (this.cacheIndex) {
+      answerers['cache-lock'] = (folder, worker) => this.cacheIndex.lock(worker, folder);
+      answerers['cache-purged'] = (folder) => this.cacheIndex.purged(folder);
+    }
+    return answerers;
   }
 
-  readConfig() {
-    return readConfig(this.options);
+  // The start's steps (start.js), awaited before any worker forks: at start and at every reload.
+  async runStartSteps() {
+    const { config, errors, problem, warnings, infos } = await prepareStart(this.options);
+    for (const info of infos) log.info(info);
+    for (const warning of warnings) log.warn(warning);
+    return { config, errors, problem };
   }
 
   async start() {
     this.listenForSignals(); // before the first fork: a SIGHUP must never kill a starting server
     takeNotifySocket();
-    const { config, errors, problem, warnings = [] } = this.readConfig();
-    for (const warning of warnings) log.warn(warning);
+    const { config, errors, problem } = await this.runStartSteps();
     if (errors.length > 0) this.exitWithErrors(problem || 'the config is invalid', errors, EXIT_CONFIG);
     try {
       log.useFile(config.errorLog);
@@ -97,7 +115,13 @@ class Supervisor {
     chooseSchedulingPolicy(config);
     removeStaleSockets(config, log);
     // Metrics (null when off): summed here from the workers' reports; set at start, a reload keeps them.
-    this.metrics = createPrimaryMetrics(config, { pool: () => this.pool });
+    this.metrics = createPrimaryMetrics(config, {
+      pool: () => this.pool,
+      rateLimits: () => this.rateCounter && this.rateCounter.status(),
+      proxyCache: () => this.cacheIndex && this.cacheIndex.status(),
+    });
+    if (hasRateLimits(config)) this.rateCounterFor(config); // Redis connects before the first request
+    this.cacheIndexFor(config);
     const count = workerCount(config);
     let listeners;
     try {
@@ -205,6 +229,7 @@ class Supervisor {
   onExit(worker, code, signal) {
     this.pool.delete(worker);
     if (this.metrics) this.metrics.onWorkerExit(worker);
+    if (this.cacheIndex) this.cacheIndex.workerGone(worker); // its cache locks, so others stop waiting
     if (this.stopping) return this.exitWhenEmpty();
     if (!this.started) return; // start() reports it: a worker that cannot start is fatal
     if (worker.svr.retiring || worker.svr.abandoned) return;
@@ -225,6 +250,30 @@ class Supervisor {
 
   // A worker hit an uncaught exception: it keeps accepting until its replacement listens, then
   // is drained as in a reload (idle keep-alive connections get a grace, not a cut).
+  // One counter for the host, kept across reloads (the counts go on); a reload that changes
+  // rateLimitStore starts a new one, with empty counts.
+  rateCounterFor(config) {
+    const settings = JSON.stringify(config.rateLimitStore);
+    if (this.rateCounter && this.rateCounter.configured === settings) return this.rateCounter;
+    if (this.rateCounter) this.rateCounter.close();
+    this.rateCounter = Object.assign(createRateCounter(config.rateLimitStore, log), { configured: settings });
+    return this.rateCounter;
+  }
+
+  // The proxy cache's index (proxy-cache-index.js), made anew, with an emptied directory, when
+  // a config changes what it bounds.
+  cacheIndexFor(config) {
+    const settings = JSON.stringify([config.proxyCache, config.stateDirectory, cachesAnything(config)]);
+    if (this.cacheSettings === settings) return;
+    this.cacheSettings = settings;
+    try {
+      this.cacheIndex = primaryCacheIndex(config, log, () => this.alive);
+    } catch (error) {
+      this.cacheIndex = null;
+      log.error(`proxy cache: cannot prepare its directory: ${error.message}; nothing is cached`);
+    }
+  }
+
   onRecycle(worker, message) {
     if (this.stopping || !this.started || worker.svr.retiring || worker.svr.abandoned) return;
     worker.svr.retiring = true;
@@ -297,7 +346,8 @@ class Supervisor {
   }
 
   async reloadOnce() {
-    const { config, errors } = this.readConfig();
+    const { config, errors } = await this.runStartSteps();
+    if (this.stopping) return { ok: false, message: 'svr is stopping' };
     if (errors.length === 0) return this.rollWorkers(config);
     const lines = ['reload failed, still serving with the previous config:', ...errors.map((error) => `  ${error}`)];
     for (const line of lines) log.error(line);
@@ -332,6 +382,8 @@ class Supervisor {
       const message = `reload complete: ${old.length} worker(s) replaced by ${target} in ${Date.now() - startedAt} ms`;
       log.info(message);
       this.heldSockets.keepOnly(configuredKeys(config));
+      if (hasRateLimits(config)) this.rateCounterFor(config);
+      this.cacheIndexFor(config);
       if (this.metrics) this.metrics.count('reloads');
       return { ok: true, message };
     } catch (error) {
@@ -394,6 +446,10 @@ class Supervisor {
       for (const worker of this.alive) worker.process.kill('SIGKILL');
       process.exit(1);
     }
+    if (!this.config) { // still in the start's steps: no worker yet, nothing to drain
+      log.info(`${signal}: stopping before any worker started`);
+      process.exit(0);
+    }
     this.stopping = true;
     for (const resolve of this.reloadWaiters.splice(0)) resolve({ ok: false, message: 'svr is stopping' });
     this.heldSockets.closeAll();
@@ -409,47 +465,15 @@ class Supervisor {
   }
 }
 
-// The config file plus the command-line overrides, validated. The mods' configValidators (the
-// keys they may add to the config) are read first, in a short-lived child process: mod code never
-// runs in the primary. A mod that cannot load (or hangs while loading) stops the start or the
-// reload; with --disable-mods it is only a warning.
-// checkOnly (svr.js --check): validate the certificate files but generate nothing.
-function readConfig(options, { checkOnly = false } = {}) {
-  const loaded = options.serve ? checkServeConfig(options) : readConfigFile(options, { checkOnly });
-  if (loaded.errors.length > 0) return loaded;
-  const { config, warnings } = loaded;
-  if (options.port !== undefined) config.port = options.port;
-  if (options.workers !== undefined) config.workers = options.workers;
-  // HTTPS: check the certificate files, or make/renew the self-signed one, before any
-  // worker (new ones on reload included) reads them.
-  const certificate = ensureCertificate(config, { configFile: options.configFile, log, checkOnly });
-  if (certificate.errors.length > 0) return { errors: certificate.errors, warnings };
-  return { config, errors: [], warnings };
-}
-
-function readConfigFile(options, { checkOnly }) {
-  const mods = readModKeys(options.configFile, { checkOnly });
-  if (!checkOnly) for (const info of mods.infos) log.info(info); // --check prints problems only
-  for (const warning of mods.warnings) log.warn(warning);
-  if (mods.errors.length > 0) {
-    if (!options.disableMods) return { errors: mods.errors, problem: 'cannot load the mods' };
-    for (const error of mods.errors) log.warn(`--disable-mods: ${error}`);
-  }
-  return loadConfig(options.configFile, { extraValidators: mods.validators });
-}
-
-// svr serve DIR: the config the command line makes, checked as a file's would be. No file can
-// hold a mod's keys, so the mods are not asked for theirs.
-function checkServeConfig(options) {
-  const config = serveFolderConfig(options.serve, options.port);
-  return checkConfig(config, { file: SERVE_LABEL, configFile: null, baseDir: process.cwd() });
-}
-
 // The one start-up line tests and users look for; it names what was really bound
 // ("http://[::]:80" is every interface, "http://127.0.0.1:8080" one address, "http+unix:/run/x.sock").
 function banner(listeners, detail) {
   const addresses = listeners.map(({ scheme, address }) => describeListenAddress(scheme, address)).join(' and ');
   return `svr ${version} listening on ${addresses} (${detail})`;
+}
+
+function hasRateLimits(config) {
+  return config.rateLimits.length > 0;
 }
 
 function describeExit(code, signal) {
@@ -472,4 +496,4 @@ function runPrimary(options) {
   return new Supervisor(options).start();
 }
 
-module.exports = { runPrimary, readConfig, banner, Supervisor };
+module.exports = { runPrimary, banner, Supervisor };

@@ -17,6 +17,8 @@ const { startHeartbeat } = require('./watchdog');
 const { watchProgress, SAMPLE_MS } = require('./drain-progress');
 const { workerSockets } = require('./held-sockets');
 const { WORKER, createDispatcher, createAsker } = require('./messages');
+const { ipcRateLimiter } = require('./rate-limits/ipc');
+const { ipcCacheIndex, cachesAnything } = require('./proxy-cache-index');
 
 // Errors on listen that no restart can fix: the primary stops with the message instead of looping.
 const FATAL_LISTEN_ERRORS = {
@@ -32,7 +34,7 @@ const RECYCLE_WAIT_MS = 35000; // longer than the primary's wait for a replaceme
 class Worker {
   constructor(config, configFile, hooks, options = {}) {
     this.config = config;
-    this.hooks = hooks; // { ready(addresses), fatal(code, message), recycle?(message) }
+    this.hooks = hooks; // { ready(addresses), fatal(code, message), recycle?(message), rateLimiter?, cacheIndex? }
     this.disableMods = options.disableMods === true;
     this.exitCode = 0;
     this.sockets = new Map(); // socket -> { active, idleSince, h2 }
@@ -44,30 +46,53 @@ class Worker {
     // hooks.metricsSink: where the request counts go (the primary), when metrics are on.
     this.metrics = hooks.metricsSink ? new WorkerMetrics(hooks.metricsSink, {
       connections: () => this.sockets.size,
-      upstreams: () => (this.pipeline.proxy ? this.pipeline.proxy.upstreamHealth() : []),
+      upstreams: () => (this.pipeline && this.pipeline.proxy ? this.pipeline.proxy.upstreamHealth() : []),
     }) : null;
-    this.build(config);
-    this.listeners = createListeners(config, {
-      site: (req, res) => this.onRequest(req, res, this.pipeline.handle),
-      httpsRedirect: (req, res) => this.onRequest(req, res, this.pipeline.httpsRedirect),
-      connect: (req, socket, head) => this.onConnect(req, socket, head),
-    });
+    this.pipeline = null;
+    this.listeners = [];
   }
 
-  // The per-config parts, built once; a single-threaded reload builds them again. The pipeline
-  // loads the mods and serverSideScript.js, so a mod that cannot load fails the start (or the
-  // reload) with its own message. The working directory is the web root, as SVR.JS documents
-  // for scripts and mods.
-  build(config) {
-    if (this.pipeline && this.pipeline.proxy) this.pipeline.proxy.close();
+  // A worker's start: build the pipeline and await what it prepares, then listen. A config it
+  // cannot serve is fatal (code ECONFIG unless the error says otherwise: EBADWWWROOT).
+  async start() {
+    try {
+      await this.build(this.config);
+      this.listeners = createListeners(this.config, {
+        site: (req, res) => this.onRequest(req, res, this.pipeline.handle),
+        httpsRedirect: (req, res) => this.onRequest(req, res, this.pipeline.httpsRedirect),
+        connect: (req, socket, head) => this.onConnect(req, socket, head),
+      });
+    } catch (error) {
+      this.hooks.fatal(error.code || 'ECONFIG', error.message);
+      return;
+    }
+    if (this.draining) return; // told to stop while it was preparing
+    await this.listen();
+  }
+
+  // The per-config parts, built once; a single-threaded reload builds them again (the old ones
+  // serve until the new ones are ready). The pipeline loads the mods and serverSideScript.js, so
+  // a mod that cannot load fails the start (or the reload) with its own message. The working
+  // directory is the web root, as SVR.JS documents for scripts and mods.
+  async build(config) {
     enterWebRoot(config.wwwroot);
-    this.pipeline = createPipeline(config, {
+    const pipeline = createPipeline(config, {
       log,
       configFile: this.configFile,
       disableMods: this.disableMods,
       isDraining: () => this.draining,
       scrapeMetrics: this.metrics ? () => this.metrics.scrape() : null,
+      rateLimiter: this.hooks.rateLimiter,
+      cacheIndex: this.hooks.cacheIndex,
     });
+    try {
+      await pipeline.prepare();
+    } catch (error) {
+      pipeline.close();
+      throw error;
+    }
+    if (this.pipeline) this.pipeline.close();
+    this.pipeline = pipeline;
     this.logRequest = accessLog.createAccessLog(config);
   }
 
@@ -265,12 +290,15 @@ function runClusterWorker() {
   const sockets = workerSockets(); // the listening sockets the primary holds (held-sockets.js)
   const asker = createAsker((message) => process.send(message), { connected: () => process.connected });
   let metricsSink = null;
+  let cacheIndex = null;
+  const send = (message) => { if (process.connected) process.send(message); };
   // What this worker does with each message the primary sends (the table: process/messages.js).
   const dispatch = createDispatcher(WORKER, {
     'held-socket': (message, handle) => sockets.take(message, handle), // kept until the config names its address
     config: (message) => {
       if (worker) return;
       metricsSink = message.config.metrics ? ipcSink(asker.ask) : null;
+      cacheIndex = cachesAnything(message.config) ? ipcCacheIndex({ ask: asker.ask, send }) : null;
       worker = startWorker(message.config, message.configFile, {
         ready: (listeners) => process.send({ type: 'ready', listeners }),
         fatal: (code, text) => process.send({ type: 'fatal', code, message: text }, () => process.exit(1)),
@@ -279,6 +307,8 @@ function runClusterWorker() {
         heldSocket: sockets.heldSocket,
         shareSocket: message.holdSockets ? sockets.shareSocket : undefined,
         metricsSink,
+        rateLimiter: message.config.rateLimits.length > 0 ? ipcRateLimiter(asker.ask, log) : null,
+        cacheIndex,
       }, { disableMods: message.disableMods });
       if (worker) {
         const send = (beat) => { if (process.connected) process.send(beat); };
@@ -291,6 +321,7 @@ function runClusterWorker() {
     'no-more-connections': () => { if (confirmNoMoreConnections) confirmNoMoreConnections(); },
     'metrics-flush': () => metricsSink?.onFlushRequest?.(),
     answer: (message) => asker.onAnswer(message),
+    'cache-forget': (message) => cacheIndex?.forgetMessage(message),
   }, log);
   process.on('message', dispatch);
   // The primary is gone (killed with -9, say): nobody supervises this worker any more.
@@ -322,17 +353,19 @@ function reopenLogs() {
   }
 }
 
+// The worker at once (it drains or recycles even while starting); its start goes on in the
+// background and ends in hooks.ready or hooks.fatal.
 function startWorker(config, configFile, hooks, options) {
   let worker;
   try {
     accessLog.useFile(config.accessLog);
     log.useFile(config.errorLog);
     worker = new Worker(config, configFile, hooks, options);
-  } catch (error) { // the pipeline refuses a config it cannot serve (bad wwwroot, say)
+  } catch (error) {
     hooks.fatal(error.code || 'ECONFIG', error.message);
     return null;
   }
-  worker.listen().catch((error) => hooks.fatal(error.code, error.message));
+  worker.start().catch((error) => hooks.fatal(error.code, error.message));
   return worker;
 }
 

@@ -1,12 +1,13 @@
 'use strict';
 // The short-lived process of mod-keys.js: loads the mods of a config file the way a worker does
-// (same environment, working directory = the web root), runs the validators their
-// configValidators declare on the raw config's values, writes one JSON report on fd 3, exits.
+// (same environment, working directory = the web root; on past a mod that fails, so that each
+// one that fails is reported), runs the validators their configValidators declare on the raw
+// config's values, writes one JSON report on fd 3, exits.
 // Mod code runs here and in workers, never in the primary.
 
 const fs = require('node:fs');
 const path = require('node:path');
-const { loadMods, loadReport, ModLoadError, DEFAULT_MODS_DIRECTORY } = require('./mods');
+const { loadEveryMod, loadReport, ModLoadError, DEFAULT_MODS_DIRECTORY } = require('./mods');
 const { installModEnvironment, svrFile } = require('./environment');
 const { svrjsDirectories } = require('./legacy-config-files');
 const { stateDirectory } = require('../../product');
@@ -34,6 +35,7 @@ function main(configFile, checkOnly) {
   const modsDir = resolved(raw, 'modsDirectory', base);
   const state = stateDirectory({ stateDirectory: resolved(raw, 'stateDirectory', base) });
   installModEnvironment({ stateDirectory: state, svrFile: svrFile(), log: quietLog });
+  applyEnvironment(raw.environmentVariables);
   const wwwroot = resolved(raw, 'wwwroot', base);
   if (wwwroot) {
     try { process.chdir(wwwroot); } catch { /* the primary reports a bad wwwroot */ }
@@ -41,8 +43,9 @@ function main(configFile, checkOnly) {
   const report = { keys: {}, errors: [], warnings: [], infos: [] };
   try {
     const dir = modsDir || DEFAULT_MODS_DIRECTORY;
-    const svrjsDirs = svrjsDirectories({ configFile, config: raw, root: wwwroot });
-    const loaded = loadMods(dir, { required: modsDir !== undefined, stateDirectory: state, svrjsDirectories: checkOnly ? [] : svrjsDirs });
+    const svrjsDirs = checkOnly ? [] : svrjsDirectories({ configFile, config: raw, root: wwwroot });
+    const loaded = loadEveryMod(dir, { required: modsDir !== undefined, stateDirectory: state, svrjsDirectories: svrjsDirs });
+    report.errors.push(...loaded.errors.map((error) => error.message));
     const { infos, warnings } = loadReport(dir, loaded);
     report.infos.push(...infos);
     report.warnings.push(...warnings);
@@ -57,6 +60,12 @@ function main(configFile, checkOnly) {
   }
   fs.writeSync(3, JSON.stringify(report));
   process.exit(0);
+}
+
+// `environmentVariables`, set before the mods load as a worker sets them (pipeline/index.js).
+function applyEnvironment(variables) {
+  if (!variables || typeof variables !== 'object' || Array.isArray(variables)) return;
+  for (const [name, value] of Object.entries(variables)) process.env[name] = String(value);
 }
 
 function verdict(validate, value) {

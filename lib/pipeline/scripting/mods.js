@@ -172,7 +172,7 @@ function requireMod(mod, { stateDirectory } = {}) {
   try {
     exported = require(entry);
   } catch (error) {
-    throw new ModLoadError(mod.file, describeError(error), error);
+    throw new ModLoadError(mod.file, `${describeError(error)}${thrownAt(error, folder || entry)}`, error);
   }
   if (isLegacyModConstructor(exported)) return legacyMod(mod, exported, folder);
   if (mod.archive) {
@@ -238,23 +238,51 @@ function checkValidators(mod, validators) {
 // (svrjsDirectories: where SVR.JS kept the legacy mods' settings files, legacy-config-files.js).
 function loadMods(dir, options = {}) {
   const { mods, ignored } = listMods(dir, options);
+  const { notes, load } = legacySettings(mods, options);
+  return { mods: mods.map(load), ignored, notes };
+}
+
+// The same, going on past a mod that fails, for a report of every one (svr check, through
+// mod-keys-child.js): { mods, ignored, notes, errors: [ModLoadError] }. A directory that cannot be
+// listed still throws.
+function loadEveryMod(dir, options = {}) {
+  const { mods, ignored } = listMods(dir, options);
+  const { notes, load } = legacySettings(mods, options);
+  const loaded = [];
+  const errors = [];
+  for (const mod of mods) {
+    try {
+      loaded.push(load(mod));
+    } catch (error) {
+      if (!(error instanceof ModLoadError)) throw error;
+      errors.push(error);
+    }
+  }
+  return { mods: loaded, ignored, notes, errors };
+}
+
+// Legacy archives read their settings file from the state directory: before they load, the files
+// SVR.JS kept elsewhere are copied there; load(mod) requires a mod and notes an empty settings
+// file it created. -> { notes: { infos, warnings }, load }
+function legacySettings(mods, options) {
   const notes = { infos: [], warnings: [] };
   const state = options.stateDirectory;
-  if (state && mods.some((mod) => mod.archive)) {
+  const watched = Boolean(state) && mods.some((mod) => mod.archive);
+  if (watched) {
     const adopted = adoptSvrjsConfigFiles(state, options.svrjsDirectories || []);
     notes.infos.push(...adopted.infos);
     notes.warnings.push(...adopted.warnings);
   }
-  const loaded = mods.map((mod) => {
-    if (!mod.archive || !state) return requireMod(mod, options);
+  const load = (mod) => {
+    if (!watched || !mod.archive) return requireMod(mod, options);
     const { value, created } = emptyFilesCreated(state, () => requireMod(mod, options));
     for (const file of created) {
       notes.warnings.push(`${mod.file}: the mod created ${file} with no settings in it, so it runs unconfigured; ` +
         'put its settings there and reload (SVR.JS kept this file next to its svr.js)');
     }
     return value;
-  });
-  return { mods: loaded, ignored, notes };
+  };
+  return { notes, load };
 }
 
 // Documentation kept beside the mods (svr ships mods/README.md): named in an info line only.
@@ -291,6 +319,17 @@ function describeError(error) {
   return `${error.name}: ${error.message}`;
 }
 
+// " (at /mods/a.js:3)": the mod's own line that threw while loading, from the stack (a
+// SyntaxError already says where).
+function thrownAt(error, modPath) {
+  if (!(error instanceof Error) || error instanceof SyntaxError || typeof error.stack !== 'string') return '';
+  for (const frame of error.stack.split('\n').slice(1)) {
+    const match = /\(?(\/[^()]*?):(\d+):\d+\)?$/.exec(frame.trim());
+    if (match && (match[1] === modPath || match[1].startsWith(modPath + path.sep))) return ` (at ${match[1]}:${match[2]})`;
+  }
+  return '';
+}
+
 function describeValue(value) {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
@@ -298,6 +337,6 @@ function describeValue(value) {
 }
 
 module.exports = {
-  listMods, loadMods, loadReport, modsDirectory, describeError,
+  listMods, loadMods, loadEveryMod, loadReport, modsDirectory, describeError,
   ModLoadError, DEFAULT_MODS_DIRECTORY,
 };
