@@ -9,6 +9,7 @@ const { workerCount } = require('../config/load');
 const { prepareStart } = require('./start');
 const { describeListenAddress, removeStaleSockets } = require('../config/listen-address');
 const { version } = require('../../package.json');
+const { defaultDirectoriesNote } = require('../product');
 const { startRenewalTimer } = require('../net/certificate');
 const { Watchdog, beatInterval } = require('./watchdog');
 const { Rebalancer } = require('./rebalance');
@@ -17,6 +18,7 @@ const { EXIT_CONFIG, startFailureStatus } = require('./exit-status');
 const { takeNotifySocket, notifyReady, notifyStatus } = require('./notify');
 const { serverSocketPath, startControlServer } = require('./control');
 const { HeldSockets, configuredKeys } = require('./held-sockets');
+const { takeStoredSockets, storeSockets, forgetSockets } = require('./fd-store');
 const { PRIMARY, createDispatcher, answerQuestion } = require('./messages');
 const { createRateCounter } = require('./rate-limits/counter');
 const { answerRateLimits } = require('./rate-limits/ipc');
@@ -112,7 +114,12 @@ class Supervisor {
       this.exitWithErrors('cannot open the error log', [`errorLog: ${error.message}`], EXIT_CONFIG);
     }
     this.config = config;
+    const directories = defaultDirectoriesNote(config, this.options.configFile);
+    if (directories) log.info(directories);
     chooseSchedulingPolicy(config);
+    const stored = takeStoredSockets(); // a restart under systemd: the previous primary's sockets
+    for (const problem of stored.problems) log.warn(problem);
+    await forgetSockets([...this.heldSockets.adopt(stored.sockets), ...stored.unusable], log); // before a worker binds their ports
     removeStaleSockets(config, log);
     // Metrics (null when off): summed here from the workers' reports; set at start, a reload keeps them.
     this.metrics = createPrimaryMetrics(config, {
@@ -135,6 +142,7 @@ class Supervisor {
     this.started = true;
     const ready = banner(listeners, `${count} worker${count === 1 ? '' : 's'}, primary pid ${process.pid}`);
     log.info(ready);
+    await storeSockets(this.heldSockets.handles, log); // before READY: a restart may follow at once
     await notifyReady(ready, log);
     startRenewalTimer(() => this.config, () => this.reload('certificate renewal'));
     if (this.reloadQueued) this.runReload('SIGHUP received while starting');
@@ -381,7 +389,8 @@ class Supervisor {
       await Promise.all(stopped);
       const message = `reload complete: ${old.length} worker(s) replaced by ${target} in ${Date.now() - startedAt} ms`;
       log.info(message);
-      this.heldSockets.keepOnly(configuredKeys(config));
+      await forgetSockets(this.heldSockets.keepOnly(configuredKeys(config)), log);
+      await storeSockets(this.heldSockets.handles, log);
       if (hasRateLimits(config)) this.rateCounterFor(config);
       this.cacheIndexFor(config);
       if (this.metrics) this.metrics.count('reloads');

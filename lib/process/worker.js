@@ -16,6 +16,7 @@ const { installCrashHandlers, observeUserCode } = require('../request-context');
 const { startHeartbeat } = require('./watchdog');
 const { watchProgress, SAMPLE_MS } = require('./drain-progress');
 const { workerSockets } = require('./held-sockets');
+const { dieWithParent } = require('./orphan-watchdog');
 const { WORKER, createDispatcher, createAsker } = require('./messages');
 const { ipcRateLimiter } = require('./rate-limits/ipc');
 const { ipcCacheIndex, cachesAnything } = require('./proxy-cache-index');
@@ -29,6 +30,10 @@ const FATAL_LISTEN_ERRORS = {
 
 const DRAIN_SWEEP_MS = 50;
 const RECYCLE_IDLE_GRACE_MS = 1000; // as a reload: closing an idle socket races a request on its way
+// A connection accepted just before a drain has not sent its request yet, but it is on its way:
+// closing the connection then would drop it (a restart would reset a client the kernel already
+// accepted). Such a connection gets this long from its accept, whatever the drain's idle grace.
+const FIRST_REQUEST_GRACE_MS = 1000;
 const RECYCLE_WAIT_MS = 35000; // longer than the primary's wait for a replacement to be ready
 
 class Worker {
@@ -37,7 +42,7 @@ class Worker {
     this.hooks = hooks; // { ready(addresses), fatal(code, message), recycle?(message), rateLimiter?, cacheIndex? }
     this.disableMods = options.disableMods === true;
     this.exitCode = 0;
-    this.sockets = new Map(); // socket -> { active, idleSince, h2 }
+    this.sockets = new Map(); // socket -> { active, idleSince, h2, used }
     this.draining = false;
     this.served = 0; // requests given to this worker; the primary's crash backoff reads it
     this.toShed = 0; // connections the primary asked this worker to close (process/rebalance.js)
@@ -114,6 +119,7 @@ class Worker {
     const state = this.sockets.get(acceptedSocket(req.socket));
     if (state) {
       state.active++;
+      state.used = true;
       if (req.httpVersionMajor >= 2) state.h2 = true;
       // Balancing sheds only a connection with no other request on it (pipelined ones would be cut).
       else if (this.toShed > 0 && state.active === 1 && this.mayShed()) res.setHeader('Connection', 'close');
@@ -148,7 +154,7 @@ class Worker {
   }
 
   track(socket) {
-    this.sockets.set(socket, { active: 0, idleSince: Date.now(), h2: false });
+    this.sockets.set(socket, { active: 0, idleSince: Date.now(), h2: false, used: false });
     socket.once('close', () => this.sockets.delete(socket));
   }
 
@@ -235,7 +241,8 @@ class Worker {
   closeIdle(idleGraceMs) {
     const now = Date.now();
     for (const [socket, state] of this.sockets) {
-      if (state.active === 0 && now - state.idleSince >= idleGraceMs) socket.destroy();
+      const graceMs = state.used ? idleGraceMs : Math.max(idleGraceMs, FIRST_REQUEST_GRACE_MS);
+      if (state.active === 0 && now - state.idleSince >= graceMs) socket.destroy();
     }
     if (this.sockets.size === 0 && this.mayExit && this.onDrained) this.onDrained();
   }
@@ -324,7 +331,9 @@ function runClusterWorker() {
     'cache-forget': (message) => cacheIndex?.forgetMessage(message),
   }, log);
   process.on('message', dispatch);
-  // The primary is gone (killed with -9, say): nobody supervises this worker any more.
+  // The primary is gone (killed with -9, say): nobody supervises this worker any more. A worker
+  // stuck in user code never gets this event: the thread of orphan-watchdog.js kills it.
+  dieWithParent();
   process.on('disconnect', () => {
     if (confirmNoMoreConnections) confirmNoMoreConnections(); // no primary, no more connections
     if (worker) worker.drain(0, 1000); else process.exit(0);
