@@ -7,6 +7,7 @@
 // Every request runs these stages in order; each answers it or calls next() (docs/architecture.md):
 //   serverHeaders   response-headers.js  Server + fixed customHeaders, first thing for every answer
 //   strictHttp      strict-http.js       505, 400, 501, 431 where Node's HTTP/1 parser is lenient
+//   acmeChallenge   acme-challenge.js    /.well-known/acme-challenge/ with ACME on: no later stage can shadow it
 //   clientAddress   access/client-address.js  the client behind a proxy (enableIPSpoofing, trustedProxies)
 //   blocklist       access/blocklist.js  403 for a client in `blacklist`, before anything else
 //   sanitize        sanitize.js          414, 400, 403, OPTIONS *, 301 to the clean URL; fills req.svr
@@ -23,8 +24,8 @@
 // Errors from any stage, and every error status, are answered by error-pages.js (sendError).
 // With virtual hosts (virtual-hosts.js) the static stage and the error pages are built once per
 // web root at load, and each request uses its own host's.
-// The plain port of an HTTPS site runs a shorter list: serverHeaders, strictHttp, pathHeaders,
-// httpsRedirect.
+// The plain port of an HTTPS site runs a shorter list: serverHeaders, strictHttp, acmeChallenge,
+// pathHeaders, httpsRedirect.
 
 const { createSite } = require('./site');
 const { runStages } = require('./runner');
@@ -44,8 +45,10 @@ const { createScriptingStage } = require('./scripting');
 const { createStaticStage } = require('./static');
 const { createStatusStage, createRequestCounters } = require('./status');
 const { createHttpsRedirectStage } = require('./https-redirect');
+const { createAcmeChallengeStage } = require('./acme-challenge');
 
-function createPipeline(config, { log, configFile, disableMods = false } = {}) {
+// acmeAnswers: the worker's ACME challenge answers (acme/challenges.js), with ACME on.
+function createPipeline(config, { log, configFile, disableMods = false, acmeAnswers = null } = {}) {
   const site = createSite(config, { log, configFile });
   site.sendError = createErrorPages(site);
   applyEnvironment(config);
@@ -53,9 +56,11 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
   const fail = (req, res, error) => site.sendError(req, res, 500, { error });
   const proxy = createProxyStage(site);
   const counters = config.allowStatus === true ? createRequestCounters() : null;
+  const acmeChallenge = createAcmeChallengeStage(site, acmeAnswers);
   const stages = [
     createServerHeadersStage(site),
     createStrictHttpStage(site),
+    acmeChallenge,
     createClientAddressStage(site),
     createBlocklistStage(site),
     createSanitizeStage(site),
@@ -73,6 +78,7 @@ function createPipeline(config, { log, configFile, disableMods = false } = {}) {
   const redirectStages = [
     createServerHeadersStage(site),
     createStrictHttpStage(site),
+    acmeChallenge,
     createClientAddressStage(site),
     createBlocklistStage(site),
     createPathHeadersStage(site),

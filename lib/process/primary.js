@@ -17,6 +17,7 @@ const { EXIT_CONFIG, startFailureStatus } = require('./exit-status');
 const { takeNotifySocket, notifyReady, notifyStatus } = require('./notify');
 const { serverSocketPath, startControlServer } = require('./control');
 const { HeldSockets, configuredKeys } = require('./held-sockets');
+const { startAcme } = require('./acme');
 
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_CAP_MS = 15000;
@@ -86,7 +87,20 @@ class Supervisor {
     log.info(ready);
     await notifyReady(ready, log);
     startRenewalTimer(() => this.config, () => this.reload('certificate renewal'));
+    this.restartAcme();
     if (this.reloadQueued) this.runReload('SIGHUP received while starting');
+  }
+
+  // ACME orders once the workers listen: they answer the CA's challenges. A reload starts it
+  // again with the new config (the workers it starts already read the certificate on disk).
+  restartAcme() {
+    const installed = this.acme ? this.acme.installedSerial : null;
+    if (this.acme) this.acme.stop();
+    this.acme = startAcme(this.config, {
+      log,
+      installedSerial: installed,
+      workers: () => [...this.pool].filter((worker) => worker.svr.ready && !worker.svr.retiring),
+    });
   }
 
   async openControlSocket() {
@@ -317,6 +331,7 @@ class Supervisor {
       await Promise.all(stopped);
       const message = `reload complete: ${old.length} worker(s) replaced by ${target} in ${Date.now() - startedAt} ms`;
       log.info(message);
+      this.restartAcme();
       this.heldSockets.keepOnly(configuredKeys(config));
       if (this.metrics) this.metrics.count('reloads');
       return { ok: true, message };
@@ -382,6 +397,7 @@ class Supervisor {
       process.exit(1);
     }
     this.stopping = true;
+    if (this.acme) this.acme.stop();
     for (const resolve of this.reloadWaiters.splice(0)) resolve({ ok: false, message: 'svr is stopping' });
     this.heldSockets.closeAll();
     log.info(`${signal}: stopping gracefully (in-flight requests get up to ${this.config.shutdownTimeout} ms)`);

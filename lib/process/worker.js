@@ -15,6 +15,9 @@ const { installCrashHandlers, observeUserCode } = require('../request-context');
 const { startHeartbeat } = require('./watchdog');
 const { watchProgress, SAMPLE_MS } = require('./drain-progress');
 const { workerSockets } = require('./held-sockets');
+const { acmeSettings } = require('../acme/settings');
+const { acmeDirectory } = require('../acme/store');
+const { ChallengeAnswers } = require('../acme/challenges');
 
 // Errors on listen that no restart can fix: the primary stops with the message instead of looping.
 const FATAL_LISTEN_ERRORS = {
@@ -44,12 +47,35 @@ class Worker {
       connections: () => this.sockets.size,
       upstreams: () => (this.pipeline.proxy ? this.pipeline.proxy.upstreamHealth() : []),
     }) : null;
+    // ACME's challenge answers (the primary orders; this worker answers the CA).
+    this.acmeAnswers = acmeSettings(config) ? new ChallengeAnswers(acmeDirectory(config)) : null;
     this.build(config);
     this.listeners = createListeners(config, {
       site: (req, res) => this.onRequest(req, res, this.pipeline.handle),
       httpsRedirect: (req, res) => this.onRequest(req, res, this.pipeline.httpsRedirect),
       connect: (req, socket, head) => this.onConnect(req, socket, head),
+      acmeAnswers: this.acmeAnswers,
     });
+  }
+
+  // The primary's ACME messages: a challenge to answer or to forget, a new certificate to serve.
+  // Returns the answer the primary waits for.
+  onAcmeMessage(message) {
+    if (message.type === 'acme-challenge' && this.acmeAnswers) {
+      if (message.action === 'add') this.acmeAnswers.add(message.record);
+      else this.acmeAnswers.remove(message.record);
+      return { ok: true };
+    }
+    if (message.type === 'acme-certificate') {
+      try {
+        for (const listener of this.listeners) if (listener.reload) listener.reload(this.config);
+        return { ok: true };
+      } catch (error) {
+        log.error(`cannot load the new ACME certificate, still serving the previous one: ${error.message}`);
+        return { ok: false, message: error.message };
+      }
+    }
+    return { ok: false, message: `unknown message ${message.type}` };
   }
 
   // The per-config parts, built once; a single-threaded reload builds them again. The pipeline
@@ -59,7 +85,7 @@ class Worker {
   build(config) {
     if (this.pipeline && this.pipeline.proxy) this.pipeline.proxy.close();
     enterWebRoot(config.wwwroot);
-    this.pipeline = createPipeline(config, { log, configFile: this.configFile, disableMods: this.disableMods });
+    this.pipeline = createPipeline(config, { log, configFile: this.configFile, disableMods: this.disableMods, acmeAnswers: this.acmeAnswers });
     this.logRequest = accessLog.createAccessLog(config);
     this.internal = createInternalEndpoints(config, { isDraining: () => this.draining, metrics: this.metrics });
   }
@@ -297,6 +323,9 @@ function runClusterWorker() {
         const send = (beat) => { if (process.connected) process.send(beat); };
         observeUserCode(startHeartbeat({ stallTimeoutMs: message.config.workerStallTimeout, send, served: () => worker.served, busyConnections: (windowMs) => worker.busyConnections(windowMs) }));
       }
+    } else if ((message.type === 'acme-challenge' || message.type === 'acme-certificate') && worker) {
+      const answer = worker.onAcmeMessage(message);
+      if (process.connected) process.send({ type: 'acme-answer', id: message.id, ...answer });
     } else if (message.type === 'shed-connections' && worker) {
       worker.shedConnections(message.count, message.forMs);
     } else if (message.type === 'reopen-logs') {

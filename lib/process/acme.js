@@ -1,0 +1,60 @@
+'use strict';
+// ACME in the primary: one AcmeManager for the config's certificate, whose challenges and
+// certificates reach every worker by message (each worker answers; the manager waits for all).
+// Challenges are also written to the state directory, for the other hosts that share it and for
+// a worker that starts while one is pending.
+//
+//   startAcme(config, { workers() -> serving workers, log }) -> { stop(), status() } | null
+
+const { acmeSettings } = require('../acme/settings');
+const { AcmeStore, acmeDirectory } = require('../acme/store');
+const { AcmeManager } = require('../acme/manager');
+
+const ANSWER_TIMEOUT_MS = 5000;
+let nextId = 1;
+
+// Sends message to every serving worker; resolves with how many answered ok.
+function broadcast(workers, message) {
+  return Promise.all(workers.filter((w) => w.isConnected()).map((worker) => new Promise((resolve) => {
+    const id = nextId++;
+    const done = (ok) => {
+      clearTimeout(timer);
+      worker.off('message', onMessage);
+      worker.off('exit', onExit);
+      resolve(ok);
+    };
+    const onMessage = (answer) => { if (answer && answer.type === 'acme-answer' && answer.id === id) done(answer.ok === true); };
+    const onExit = () => done(false);
+    const timer = setTimeout(() => done(false), ANSWER_TIMEOUT_MS);
+    worker.on('message', onMessage);
+    worker.once('exit', onExit);
+    worker.send({ ...message, id }, () => {});
+  }))).then((results) => results.filter(Boolean).length);
+}
+
+function startAcme(config, { workers, log, installedSerial = null }) {
+  const settings = acmeSettings(config);
+  if (!settings || !settings.certName) return null;
+  const store = new AcmeStore(acmeDirectory(config));
+  const manager = new AcmeManager(settings, {
+    store,
+    log,
+    publish: async (record) => {
+      store.writeChallenge(record);
+      await broadcast(workers(), { type: 'acme-challenge', action: 'add', record });
+    },
+    withdraw: async (record) => {
+      store.removeChallenge(record);
+      await broadcast(workers(), { type: 'acme-challenge', action: 'remove', record });
+    },
+    install: async (name) => {
+      const serving = workers();
+      const loaded = await broadcast(serving, { type: 'acme-certificate', name });
+      if (loaded < serving.length) log.warn(`ACME: ${serving.length - loaded} of ${serving.length} worker(s) did not confirm the new certificate for ${name}`);
+    },
+  });
+  manager.start(installedSerial);
+  return manager;
+}
+
+module.exports = { startAcme, broadcast };
