@@ -72,3 +72,61 @@ for (const challenge of ['http-01', 'tls-alpn-01']) {
     assert.equal(used.length, 1);
   });
 }
+
+test('the challenge path cannot be shadowed by a rewrite rule, an access rule or a script; unknown and other-host tokens get 404', async (t) => {
+  if (skip) return t.skip(skip);
+  const domain = 'shadow.svr.test';
+  const { server, pebble, port, sport } = await startAcmeSite(t, {
+    domain,
+    challenges: ['http-01'],
+    config: {
+      disableToHTTPSRedirect: true, // the plain port runs the whole pipeline, script included
+      rewriteMap: [{ definingRegex: '/^\\/\\.well-known\\/(.*)$/', replacements: [{ regex: '/^.*$/', replacement: '/elsewhere' }] }],
+      nonStandardCodes: [{ scode: 403, regex: '/acme-challenge/' }],
+    },
+    files: { 'serverSideScript.js': "res.writeHead(200, { 'Content-Type': 'text/plain' }); res.end('script');\n" },
+  });
+  // The real order succeeds: Pebble fetched the token through all of them.
+  await server.waitForLog(/ACME: serving the certificate for/, 'stderr', 0, 60000);
+  assert.equal((await served(sport, domain, await pebble.root())).authorized, true);
+  const base = `http://127.0.0.1:${port}`;
+  assert.equal((await request(`${base}/anything`, { headers: { Host: domain } })).text, 'script', 'the script answers other paths');
+  const unknown = await request(`${base}/.well-known/acme-challenge/unknownToken123`, { headers: { Host: domain } });
+  assert.equal(unknown.status, 404);
+  assert.notEqual(unknown.text, 'script');
+  // A token another host sharing the state directory asked for, for another name.
+  const challenges = path.join(server.dir, 'state', 'acme', 'challenges', 'http-01');
+  fs.mkdirSync(challenges, { recursive: true });
+  fs.writeFileSync(path.join(challenges, 'otherHostToken.json'), JSON.stringify({ type: 'http-01', token: 'otherHostToken', identifier: 'other.svr.test', keyAuthorization: 'otherHostToken.thumb' }));
+  const forOther = await request(`${base}/.well-known/acme-challenge/otherHostToken`, { headers: { Host: 'other.svr.test' } });
+  assert.equal(forOther.status, 200, 'any host answers a token in the shared state directory');
+  assert.equal(forOther.text, 'otherHostToken.thumb');
+  assert.equal((await request(`${base}/.well-known/acme-challenge/otherHostToken`, { headers: { Host: domain } })).status, 404, 'a token for another host');
+  assert.equal((await request(`${base}/.well-known/acme-challenge/../acme-challenge/x`, { headers: { Host: domain } })).status, 404);
+  assert.equal((await request(`${base}/.well-known/acme-challenge/otherHostToken`, { method: 'POST', headers: { Host: 'other.svr.test' } })).status, 405);
+});
+
+test('a CA that refuses: the site keeps serving, the problem is logged, retries back off', async (t) => {
+  if (skip) return t.skip(skip);
+  const domain = 'refused.svr.test';
+  const port = await getFreePort();
+  const sport = await getFreePort();
+  const nobody = await getFreePort(); // Pebble validates on a port nothing listens on
+  const pebble = await startPebble({ httpPort: nobody, tlsPort: nobody });
+  t.after(() => pebble.stop());
+  const server = await startServer({
+    config: { port, sport, domain, stateDirectory: 'state', acme: { directory: pebble.directory, challenges: ['http-01'] } },
+    env: { NODE_EXTRA_CA_CERTS: pebble.caFile, SVR_ACME_RETRY_MS: '1000' },
+  });
+  t.after(() => server.stop());
+  const first = await server.waitForLog(/ACME: could not obtain a certificate for refused\.svr\.test \(attempt 1\)/, 'stderr', 0, 60000);
+  assert.match(first, /the CA said connection: .*refused/i, 'the problem type and detail');
+  assert.match(first, /still serving the self-signed certificate; next attempt in 1 s/);
+  const third = await server.waitForLog(/\(attempt 3\)/, 'stderr', 0, 60000);
+  assert.match(third, /next attempt in 4 s/);
+  assert.equal(pebble.orders(), 3, 'one order per attempt, no more');
+  // The site serves meanwhile, with the self-signed certificate.
+  const hello = await served(sport, domain, undefined);
+  assert.match(hello.cert.subject.O || '', /svr self-signed/);
+  assert.equal((await request(`http://127.0.0.1:${port}/`)).status, 301);
+});
