@@ -120,6 +120,7 @@ test('a CA that refuses: the site keeps serving, the problem is logged, retries 
   });
   t.after(() => server.stop());
   const first = await server.waitForLog(/ACME: could not obtain a certificate for refused\.svr\.test \(attempt 1\)/, 'stderr', 0, 60000);
+  t.diagnostic(first);
   assert.match(first, /the CA said connection: .*refused/i, 'the problem type and detail');
   assert.match(first, /still serving the self-signed certificate; next attempt in 1 s/);
   const third = await server.waitForLog(/\(attempt 3\)/, 'stderr', 0, 60000);
@@ -129,4 +130,55 @@ test('a CA that refuses: the site keeps serving, the problem is logged, retries 
   const hello = await served(sport, domain, undefined);
   assert.match(hello.cert.subject.O || '', /svr self-signed/);
   assert.equal((await request(`http://127.0.0.1:${port}/`)).status, 301);
+});
+
+test('renewal swaps the certificate in every worker under load: no failed request, the old one never served after the swap', async (t) => {
+  if (skip) return t.skip(skip);
+  const domain = 'renew.svr.test';
+  // Pebble's certificates live 15 s here: renewal is due at two thirds, about 10 s after issue.
+  const { server, pebble, sport } = await startAcmeSite(t, {
+    domain,
+    challenges: ['tls-alpn-01'],
+    validityPeriod: 15,
+    config: { workers: 2 },
+    files: { 'serverSideScript.js': "res.writeHead(200, { 'Content-Type': 'text/plain' }); res.end(String(process.pid));\n" },
+  });
+  const firstLine = await server.waitForLog(/ACME: serving the certificate for .*\(serial (\w+)/, 'stderr', 0, 60000);
+  const firstSerial = /serial (\w+)/.exec(firstLine)[1];
+  const root = await pebble.root();
+  const https = require('node:https');
+  const results = [];
+  let swappedAt = null;
+  let stop = false;
+  // Each request on a new connection (a new handshake), trusting only Pebble's root.
+  const one = () => new Promise((resolve) => {
+    const startedAt = Date.now();
+    const req = https.get({ host: '127.0.0.1', port: sport, servername: domain, path: '/', ca: root, agent: false, headers: { Host: domain } }, (res) => {
+      const serial = res.socket.getPeerCertificate().serialNumber;
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => { body += chunk; });
+      res.on('end', () => { results.push({ startedAt, ok: res.statusCode === 200, serial, pid: Number(body) }); resolve(); });
+    });
+    req.on('error', (error) => { results.push({ startedAt, ok: false, error: error.message }); resolve(); });
+  });
+  const lanes = Array.from({ length: 3 }, async () => { while (!stop) await one(); });
+  const since = server.stderr().length;
+  const swapLine = await server.waitForLog(/ACME: serving the certificate for .*\(serial (\w+)/, 'stderr', since, 60000);
+  swappedAt = Date.now();
+  const secondSerial = /serial (\w+)/.exec(swapLine)[1];
+  const pids = new Set(server.stderr().map((l) => /worker (\d+) ready/.exec(l)).filter(Boolean).map((m) => Number(m[1])));
+  // Keep loading until every worker has answered with the new certificate at least once.
+  const { waitUntil } = require('../support/helpers');
+  const allSwapped = await waitUntil(() => [...pids].every((pid) => results.some((r) => r.startedAt > swappedAt && r.pid === pid && r.serial.toLowerCase() === secondSerial.toLowerCase())), 20000);
+  stop = true;
+  await Promise.all(lanes);
+  assert.notEqual(secondSerial, firstSerial);
+  assert.ok(allSwapped, `every worker (${[...pids].join(', ')}) served the new certificate`);
+  const failed = results.filter((r) => !r.ok);
+  assert.deepEqual(failed, [], 'no failed request');
+  const stale = results.filter((r) => r.startedAt > swappedAt && r.serial.toLowerCase() !== secondSerial.toLowerCase());
+  assert.deepEqual(stale, [], 'no connection opened after the swap was logged got the old certificate');
+  assert.ok(results.filter((r) => r.serial.toLowerCase() === firstSerial.toLowerCase()).length > 0, 'the load ran before the swap too');
+  t.diagnostic(`${results.length} requests, ${results.filter((r) => r.startedAt > swappedAt).length} after the swap`);
 });
