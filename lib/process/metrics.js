@@ -6,8 +6,9 @@
 // arithmetic on plain numbers from the workers and, when `metrics.port` is set, one small HTTP
 // listener that answers only the metrics path.
 //
-//   new MetricsAggregator() .ingest(key, report) .forget(key) .count(name) .render({ workers })
-//   createPrimaryMetrics(config, { pool() }) -> hooks for primary.js, or null when metrics are off
+//   new MetricsAggregator() .ingest(key, report) .forget(key) .count(name) .render({ workers, certificates })
+//   createPrimaryMetrics(config, { pool(), certificates() }) -> hooks for primary.js, or null when metrics are off
+//   (certificates: the ACME manager's status() list: expiry, failed renewals, orders)
 //   createLocalMetricsSink(config) -> the same for --single-threaded, or null
 
 const http = require('node:http');
@@ -48,7 +49,7 @@ class MetricsAggregator {
     this.events[event]++;
   }
 
-  render({ workers }) {
+  render({ workers, certificates = [] }) {
     const out = [];
     const metric = (name, type, help, samples) => {
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
@@ -76,9 +77,21 @@ class MetricsAggregator {
     metric('svr_workers', 'gauge', 'Workers serving.', [['', workers]]);
     for (const [event, [name, help]] of Object.entries(EVENTS)) metric(name, 'counter', help, [['', this.events[event]]]);
     metric('svr_proxy_upstream_up', 'gauge', 'Proxy upstreams: 1 when every worker considers it healthy, else 0.', upstreamSamples(gauges));
+    if (certificates.length) certificateMetrics(metric, certificates);
     metric('svr_start_time_seconds', 'gauge', 'When the server started (Unix time).', [['', Math.floor(this.startedAt / 1000)]]);
     return `${out.join('\n')}\n`;
   }
+}
+
+// ACME: days until each certificate expires (none until one was obtained), and the failed
+// attempts and orders of this primary since it started.
+function certificateMetrics(metric, certificates) {
+  const label = (name) => `{name="${String(name).replace(/["\\\n]/g, '_')}"}`;
+  const now = Date.now();
+  metric('svr_acme_certificate_expiry_days', 'gauge', 'Days until the ACME certificate expires.',
+    certificates.filter((c) => c.meta && c.meta.notAfter).map((c) => [label(c.name), Number(((Date.parse(c.meta.notAfter) - now) / 86400000).toFixed(3))]));
+  metric('svr_acme_renewal_failures_total', 'counter', 'Failed attempts to obtain or renew the certificate.', certificates.map((c) => [label(c.name), c.failedTotal]));
+  metric('svr_acme_orders_total', 'counter', 'Orders sent to the CA.', certificates.map((c) => [label(c.name), c.orders]));
 }
 
 function upstreamSamples(gauges) {
@@ -114,7 +127,7 @@ function listenForScrapes(metrics, render) {
 // FLUSH_TIMEOUT_MS is rendered with what it reported last.
 const FLUSH_TIMEOUT_MS = 500;
 
-function createPrimaryMetrics(config, { pool }) {
+function createPrimaryMetrics(config, { pool, certificates = () => [] }) {
   if (!config.metrics) return null;
   const aggregator = new MetricsAggregator();
   const waiting = new Map(); // worker id -> [resolve]
@@ -127,7 +140,7 @@ function createPrimaryMetrics(config, { pool }) {
   })));
   const render = async () => {
     await flushAll();
-    return aggregator.render({ workers: pool().size });
+    return aggregator.render({ workers: pool().size, certificates: certificates() });
   };
   if (config.metrics.port !== null && config.metrics.port !== undefined) listenForScrapes(config.metrics, render);
   return {

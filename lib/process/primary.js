@@ -71,7 +71,7 @@ class Supervisor {
     chooseSchedulingPolicy(config);
     removeStaleSockets(config, log);
     // Metrics (null when off): summed here from the workers' reports; set at start, a reload keeps them.
-    this.metrics = createPrimaryMetrics(config, { pool: () => this.pool });
+    this.metrics = createPrimaryMetrics(config, { pool: () => this.pool, certificates: () => (this.acme ? [this.acme.status()] : []) });
     const count = workerCount(config);
     let listeners;
     try {

@@ -9,7 +9,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const tls = require('node:tls');
-const { startServer, getFreePort, request } = require('../support/helpers');
+const { startServer, getFreePort, request, runSvr } = require('../support/helpers');
 const { pebbleAvailable, startPebble } = require('../support/pebble');
 
 let skip = false;
@@ -53,7 +53,7 @@ for (const challenge of ['http-01', 'tls-alpn-01']) {
   test(`a fresh site obtains a certificate by ${challenge} and serves it`, async (t) => {
     if (skip) return t.skip(skip);
     const domain = `${challenge.replace(/-/g, '')}.svr.test`;
-    const { server, pebble, sport } = await startAcmeSite(t, { domain, challenges: [challenge] });
+    const { server, pebble, sport, port } = await startAcmeSite(t, { domain, challenges: [challenge], config: { metrics: { path: '/metrics' } } });
     const startedAt = Date.now();
     await server.waitForLog(/ACME: serving the certificate for/, 'stderr', 0, 60000);
     const obtained = server.stderr().find((line) => /ACME: obtained a certificate/.test(line));
@@ -70,6 +70,18 @@ for (const challenge of ['http-01', 'tls-alpn-01']) {
     assert.equal(fs.statSync(path.join(acme, 'certificates', domain, 'key.pem')).mode & 0o777, 0o600);
     const used = server.stderr().filter((line) => /ACME: ordering/.test(line));
     assert.equal(used.length, 1);
+    // svr certs and the metrics say what is served and until when.
+    const certs = await runSvr(['certs', '--config', server.configFile]);
+    assert.equal(certs.code, 0, certs.stderr);
+    assert.match(certs.stdout, new RegExp(`^${domain.replace(/\./g, '\\.')}$`, 'm'));
+    assert.match(certs.stdout, /issuer: +.*Pebble Intermediate/);
+    assert.match(certs.stdout, /expires: +\S+ \(in \d+\.\d days\)/);
+    assert.match(certs.stdout, /next renewal: +\d{4}-\d\d-\d\dT.* \(two thirds of the lifetime\)/);
+    const metrics = (await request(`http://127.0.0.1:${port}/metrics`)).text;
+    const days = Number(new RegExp(`svr_acme_certificate_expiry_days\\{name="${domain}"\\} ([\\d.]+)`).exec(metrics)[1]);
+    assert.ok(days > 1, metrics);
+    assert.match(metrics, new RegExp(`svr_acme_renewal_failures_total\\{name="${domain}"\\} 0`));
+    assert.match(metrics, new RegExp(`svr_acme_orders_total\\{name="${domain}"\\} 1`));
   });
 }
 
@@ -115,7 +127,7 @@ test('a CA that refuses: the site keeps serving, the problem is logged, retries 
   const pebble = await startPebble({ httpPort: nobody, tlsPort: nobody });
   t.after(() => pebble.stop());
   const server = await startServer({
-    config: { port, sport, domain, stateDirectory: 'state', acme: { directory: pebble.directory, challenges: ['http-01'] } },
+    config: { port, sport, domain, stateDirectory: 'state', metrics: { path: '/metrics' }, acme: { directory: pebble.directory, challenges: ['http-01'] } },
     env: { NODE_EXTRA_CA_CERTS: pebble.caFile, SVR_ACME_RETRY_MS: '1000' },
   });
   t.after(() => server.stop());
@@ -130,6 +142,11 @@ test('a CA that refuses: the site keeps serving, the problem is logged, retries 
   const hello = await served(sport, domain, undefined);
   assert.match(hello.cert.subject.O || '', /svr self-signed/);
   assert.equal((await request(`http://127.0.0.1:${port}/`)).status, 301);
+  const metrics = (await request(`http://127.0.0.1:${port}/metrics`)).text;
+  assert.match(metrics, /svr_acme_renewal_failures_total\{name="refused\.svr\.test"\} 3/);
+  assert.doesNotMatch(metrics, /svr_acme_certificate_expiry_days\{/, 'no certificate, no expiry');
+  const certs = await runSvr(['certs', '--config', server.configFile]);
+  assert.match(certs.stdout, /refused\.svr\.test: no certificate yet/);
 });
 
 test('renewal swaps the certificate in every worker under load: no failed request, the old one never served after the swap', async (t) => {

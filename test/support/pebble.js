@@ -6,7 +6,7 @@
 //
 //   startPebble({ httpPort, tlsPort, env, validityPeriod, netns, address, answer }) ->
 //     { directory, caFile (trust for Pebble's own HTTPS), root() (Pebble's issuing root, PEM),
-//       lines (Pebble's log), orders() (newOrder requests it received), stop() }
+//       lines (Pebble's log), orders() (orders it created, from its log), stop() }
 //   netns: run both inside this network namespace, listening on `address` (fixed ports there), with
 //   the DNS server answering `answer` for every name (default 127.0.0.1).
 
@@ -80,7 +80,7 @@ async function startPebble({ httpPort, tlsPort, env = {}, validityPeriod = 0, ne
     rootUrl: `https://${address}:${managementPort}/roots/0`,
     caFile,
     lines: pebble.lines,
-    orders: () => pebble.lines.lines.filter((line) => /POST \/order-plz/.test(line)).length,
+    orders: () => pebble.lines.lines.filter((line) => /Added order "[^"]+" to the db/.test(line)).length,
     root: () => get(`https://127.0.0.1:${managementPort}/roots/0`, certPem),
     stop,
   };
