@@ -220,7 +220,9 @@ function acmeReview(config) {
     result.problems.push({ key: 'acme', message: `svr serves "cert" and "key" when they are set, so a certificate from the CA would never be used: remove "cert" and "key", or "acme"` });
   }
   if (config.secure !== true) config.secure = true;
-  const challenges = Array.isArray(config.acme.challenges) ? config.acme.challenges : ['http-01', 'tls-alpn-01'];
+  const challenges = (Array.isArray(config.acme.challenges) ? config.acme.challenges : ['http-01', 'tls-alpn-01'])
+    .filter((type) => type === 'http-01' || type === 'tls-alpn-01'); // others are refused by the schema
+  if (challenges.length === 0) return result;
   const portOf = (value) => parseListenAddress(value).port;
   const plain = config.disableNonEncryptedServer === true ? null : portOf(config.port);
   const secure = portOf(config.sport);

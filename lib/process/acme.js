@@ -4,7 +4,9 @@
 // Challenges are also written to the state directory, for the other hosts that share it and for
 // a worker that starts while one is pending.
 //
-//   startAcme(config, { workers() -> serving workers, log }) -> { stop(), status() } | null
+//   startAcme(config, { workers() -> serving workers, log }) -> AcmeManager | null
+//   startAcme(config, { deliver(message) -> answered count, log })  --single-threaded: the
+//     process's own worker takes the messages
 
 const { acmeSettings } = require('../acme/settings');
 const { AcmeStore, acmeDirectory } = require('../acme/store');
@@ -32,25 +34,27 @@ function broadcast(workers, message) {
   }))).then((results) => results.filter(Boolean).length);
 }
 
-function startAcme(config, { workers, log, installedSerial = null }) {
+function startAcme(config, { workers, deliver, log, installedSerial = null }) {
   const settings = acmeSettings(config);
   if (!settings || !settings.certName) return null;
   const store = new AcmeStore(acmeDirectory(config));
+  const serving = () => (workers ? workers().length : 1);
+  const send = (message) => (deliver ? Promise.resolve(deliver(message)) : broadcast(workers(), message));
   const manager = new AcmeManager(settings, {
     store,
     log,
     publish: async (record) => {
       store.writeChallenge(record);
-      await broadcast(workers(), { type: 'acme-challenge', action: 'add', record });
+      await send({ type: 'acme-challenge', action: 'add', record });
     },
     withdraw: async (record) => {
       store.removeChallenge(record);
-      await broadcast(workers(), { type: 'acme-challenge', action: 'remove', record });
+      await send({ type: 'acme-challenge', action: 'remove', record });
     },
     install: async (name) => {
-      const serving = workers();
-      const loaded = await broadcast(serving, { type: 'acme-certificate', name });
-      if (loaded < serving.length) log.warn(`ACME: ${serving.length - loaded} of ${serving.length} worker(s) did not confirm the new certificate for ${name}`);
+      const total = serving();
+      const loaded = await send({ type: 'acme-certificate', name });
+      if (loaded < total) log.warn(`ACME: ${total - loaded} of ${total} worker(s) did not confirm the new certificate for ${name}`);
     },
   });
   manager.start(installedSerial);

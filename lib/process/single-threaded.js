@@ -10,6 +10,7 @@ const { startWorker, drainDelay } = require('./worker');
 const { installCrashHandlers } = require('../request-context');
 const { createLocalMetricsSink } = require('./metrics');
 const { EXIT_CONFIG, startFailureStatus } = require('./exit-status');
+const { startAcme } = require('./acme');
 
 function runSingleThreaded(options) {
   const { config, errors, problem, warnings = [] } = readConfig(options);
@@ -21,8 +22,13 @@ function runSingleThreaded(options) {
   }
   log.warn('running single-threaded: a crash stops the server (use this mode for debugging)');
   removeStaleSockets(config, log);
+  let acme = null;
   const worker = startWorker(config, options.configFile, {
-    ready: (listeners) => log.info(banner(listeners, `single-threaded, pid ${process.pid}`)),
+    ready: (listeners) => {
+      log.info(banner(listeners, `single-threaded, pid ${process.pid}`));
+      // ACME orders in this process too, once it listens (it answers the CA's challenges).
+      acme = startAcme(config, { log, deliver: (message) => (worker.onAcmeMessage(message).ok ? 1 : 0) });
+    },
     fatal: (code, message) => {
       log.error(`cannot start: ${message}`);
       process.exit(startFailureStatus(code));
@@ -39,6 +45,7 @@ function runSingleThreaded(options) {
       process.exit(1);
     }
     log.info(`${signal}: stopping gracefully`);
+    if (acme) acme.stop();
     worker.drain(0, worker.config.shutdownTimeout, { delayMs: drainDelay(worker.config) });
   };
   process.on('SIGTERM', () => stop('SIGTERM'));

@@ -31,7 +31,7 @@ function served(port, servername, ca) {
 }
 
 // svr with ACME on against this Pebble: a fresh state directory.
-async function startAcmeSite(t, { domain, challenges, pebbleEnv, validityPeriod, svrEnv = {}, config = {}, files = {} }) {
+async function startAcmeSite(t, { domain, challenges, pebbleEnv, validityPeriod, svrEnv = {}, config = {}, files = {}, args = [] }) {
   const port = await getFreePort();
   const sport = await getFreePort();
   const pebble = await startPebble({ httpPort: port, tlsPort: sport, env: pebbleEnv, validityPeriod });
@@ -43,6 +43,7 @@ async function startAcmeSite(t, { domain, challenges, pebbleEnv, validityPeriod,
       ...config,
     },
     files,
+    args,
     env: { NODE_EXTRA_CA_CERTS: pebble.caFile, ...svrEnv },
   });
   t.after(() => server.stop());
@@ -84,6 +85,14 @@ for (const challenge of ['http-01', 'tls-alpn-01']) {
     assert.match(metrics, new RegExp(`svr_acme_orders_total\\{name="${domain}"\\} 1`));
   });
 }
+
+test('--single-threaded obtains and serves a certificate too', async (t) => {
+  if (skip) return t.skip(skip);
+  const domain = 'single.svr.test';
+  const { server, pebble, sport } = await startAcmeSite(t, { domain, challenges: ['http-01'], args: ['--single-threaded'] });
+  await server.waitForLog(/ACME: serving the certificate for/, 'stderr', 0, 60000);
+  assert.equal((await served(sport, domain, await pebble.root())).authorized, true);
+});
 
 test('the challenge path cannot be shadowed by a rewrite rule, an access rule or a script; unknown and other-host tokens get 404', async (t) => {
   if (skip) return t.skip(skip);
