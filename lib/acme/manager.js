@@ -145,10 +145,20 @@ class AcmeManager {
       await this.installIfNew(issued);
       return this.later(renewAt - Date.now(), `renewal due ${new Date(renewAt).toISOString()}`);
     } catch (error) {
+      this.forgetLostAccount(error);
       return this.failed(previous, error);
     } finally {
       release();
     }
+  }
+
+  // The CA no longer knows our account (deactivated, or a test CA restarted): the next attempt
+  // makes a new one.
+  forgetLostAccount(error) {
+    const type = error && error.problem && error.problem.type;
+    if (type !== 'urn:ietf:params:acme:error:accountDoesNotExist') return;
+    this.store.removeAccount(this.settings.directory);
+    this.log.warn(`ACME: the CA does not know the account any more; the next attempt creates a new one`);
   }
 
   failed(previous, error) {

@@ -69,6 +69,10 @@ class AcmeStore {
     writeFileAtomic(this.accountFile(directoryUrl), JSON.stringify({ directory: directoryUrl, url, email, key: pem }, null, 2) + '\n', 0o600);
   }
 
+  removeAccount(directoryUrl) {
+    fs.rmSync(this.accountFile(directoryUrl), { force: true });
+  }
+
   certificateDir(name) {
     return path.join(this.root, 'certificates', name);
   }
