@@ -31,15 +31,15 @@ function served(port, servername, ca) {
 }
 
 // svr with ACME on against this Pebble: a fresh state directory.
-async function startAcmeSite(t, { domain, challenges, pebbleEnv, validityPeriod, svrEnv = {}, config = {}, files = {}, args = [] }) {
+async function startAcmeSite(t, { domain, challenges, pebbleEnv, validityPeriod, eabKeys, acme = {}, svrEnv = {}, config = {}, files = {}, args = [] }) {
   const port = await getFreePort();
   const sport = await getFreePort();
-  const pebble = await startPebble({ httpPort: port, tlsPort: sport, env: pebbleEnv, validityPeriod });
+  const pebble = await startPebble({ httpPort: port, tlsPort: sport, env: pebbleEnv, validityPeriod, eabKeys });
   t.after(() => pebble.stop());
   const server = await startServer({
     config: {
       port, sport, domain, stateDirectory: 'state',
-      acme: { directory: pebble.directory, email: 'admin@example.com', challenges },
+      acme: { directory: pebble.directory, email: 'admin@example.com', challenges, ...acme },
       ...config,
     },
     files,
@@ -54,7 +54,9 @@ for (const challenge of ['http-01', 'tls-alpn-01']) {
   test(`a fresh site obtains a certificate by ${challenge} and serves it`, async (t) => {
     if (skip) return t.skip(skip);
     const domain = `${challenge.replace(/-/g, '')}.svr.test`;
-    const { server, pebble, sport, port } = await startAcmeSite(t, { domain, challenges: [challenge], config: { metrics: { path: '/metrics' } } });
+    // The TLS-ALPN-01 site asks for a P-384 key instead of the default P-256.
+    const keyType = challenge === 'tls-alpn-01' ? 'ec-p384' : undefined;
+    const { server, pebble, sport, port } = await startAcmeSite(t, { domain, challenges: [challenge], acme: { keyType }, config: { metrics: { path: '/metrics' } } });
     const startedAt = Date.now();
     await server.waitForLog(/ACME: serving the certificate for/, 'stderr', 0, 60000);
     const obtained = server.stderr().find((line) => /ACME: obtained a certificate/.test(line));
@@ -63,6 +65,7 @@ for (const challenge of ['http-01', 'tls-alpn-01']) {
     const result = await served(sport, domain, root);
     assert.equal(result.authorized, true, `the served chain verifies against Pebble's root: ${result.error}`);
     assert.match(result.cert.subjectaltname, new RegExp(`DNS:${domain.replace(/\./g, '\\.')}`));
+    assert.equal(result.cert.nistCurve, keyType === 'ec-p384' ? 'P-384' : 'P-256');
     assert.equal(pebble.orders(), 1, 'one order');
     // The account (one per CA) and the key are private to svr's user.
     const acme = path.join(server.dir, 'state', 'acme');
@@ -92,6 +95,24 @@ test('--single-threaded obtains and serves a certificate too', async (t) => {
   const { server, pebble, sport } = await startAcmeSite(t, { domain, challenges: ['http-01'], args: ['--single-threaded'] });
   await server.waitForLog(/ACME: serving the certificate for/, 'stderr', 0, 60000);
   assert.equal((await served(sport, domain, await pebble.root())).authorized, true);
+});
+
+test('external account binding: a CA that requires it refuses an account without, accepts one with', async (t) => {
+  if (skip) return t.skip(skip);
+  const eabKeys = { 'kid-1': 'zWNDZM6eQGHWpSRTPal5eIUYFTu7EajVIoguysqZ9wG44nMEtx3MUAsUDkMTQ12W' };
+  const bound = await startAcmeSite(t, { domain: 'eab.svr.test', challenges: ['http-01'], eabKeys, acme: { eab: { kid: 'kid-1', hmacKey: eabKeys['kid-1'] } } });
+  await bound.server.waitForLog(/ACME: serving the certificate for/, 'stderr', 0, 60000);
+  const unbound = await startAcmeSite(t, { domain: 'noeab.svr.test', challenges: ['http-01'], eabKeys });
+  const line = await unbound.server.waitForLog(/ACME: could not obtain/, 'stderr', 0, 60000);
+  assert.match(line, /this CA requires external account binding: set acme\.eab/);
+});
+
+test('a profile the CA does not offer fails the order with the profiles it does offer', async (t) => {
+  if (skip) return t.skip(skip);
+  const { server, pebble } = await startAcmeSite(t, { domain: 'profile.svr.test', challenges: ['http-01'], acme: { profile: 'shortlived' } });
+  const line = await server.waitForLog(/ACME: could not obtain/, 'stderr', 0, 60000);
+  assert.match(line, /the CA offers no profile "shortlived" \(it offers: none\)/);
+  assert.equal(pebble.orders(), 0, 'no order sent');
 });
 
 test('the challenge path cannot be shadowed by a rewrite rule, an access rule or a script; unknown and other-host tokens get 404', async (t) => {

@@ -4,11 +4,12 @@
 // pair on free ports: pebble-challtestsrv as the DNS server answering 127.0.0.1 for every name,
 // and Pebble validating HTTP-01 and TLS-ALPN-01 on the ports given (svr's port and sport).
 //
-//   startPebble({ httpPort, tlsPort, env, validityPeriod, netns, address, answer }) ->
+//   startPebble({ httpPort, tlsPort, env, validityPeriod, netns, address, answer, eabKeys }) ->
 //     { directory, caFile (trust for Pebble's own HTTPS), root() (Pebble's issuing root, PEM),
 //       lines (Pebble's log), orders() (orders it created, from its log), stop() }
 //   netns: run both inside this network namespace, listening on `address` (fixed ports there), with
 //   the DNS server answering `answer` for every name (default 127.0.0.1).
+//   eabKeys: { kid: base64url HMAC key }: Pebble then requires external account binding.
 
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
@@ -34,7 +35,7 @@ function spawnLogged(command, args, env, netns) {
   return { child, lines };
 }
 
-async function startPebble({ httpPort, tlsPort, env = {}, validityPeriod = 0, netns = null, address = '127.0.0.1', answer = '127.0.0.1' }) {
+async function startPebble({ httpPort, tlsPort, env = {}, validityPeriod = 0, netns = null, address = '127.0.0.1', answer = '127.0.0.1', eabKeys = null }) {
   const dir = makeTempDir('svr-pebble-');
   const names = [{ type: 'dns', value: 'localhost' }, { type: 'ip', value: '127.0.0.1' }];
   if (address !== '127.0.0.1') names.push({ type: 'ip', value: address });
@@ -57,6 +58,7 @@ async function startPebble({ httpPort, tlsPort, env = {}, validityPeriod = 0, ne
     },
   };
   if (validityPeriod) config.pebble.certificateValidityPeriod = validityPeriod;
+  if (eabKeys) Object.assign(config.pebble, { externalAccountBindingRequired: true, externalAccountMACKeys: eabKeys });
   fs.writeFileSync(path.join(dir, 'pebble.json'), JSON.stringify(config));
   const dns = spawnLogged('pebble-challtestsrv', [
     '-dns01', `127.0.0.1:${dnsPort}`, '-http01', '', '-https01', '', '-tlsalpn01', '',
