@@ -34,6 +34,7 @@ function answerAlpnChallenges(server, answers) {
       else pass(socket);
     };
     socket.on('data', onData);
+    socket.resume(); // after a PROXY header the socket was paused with the ClientHello put back
     socket.on('error', () => clearTimeout(timer));
     socket.on('close', () => clearTimeout(timer));
     return undefined;

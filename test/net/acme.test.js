@@ -115,6 +115,38 @@ test('a profile the CA does not offer fails the order with the profiles it does 
   assert.equal(pebble.orders(), 0, 'no order sent');
 });
 
+test('TLS-ALPN-01 behind a balancer that sends the PROXY protocol', async (t) => {
+  if (skip) return t.skip(skip);
+  const net = require('node:net');
+  const domain = 'proxied.svr.test';
+  const port = await getFreePort();
+  const sport = await getFreePort();
+  const front = await getFreePort();
+  // The "balancer": Pebble's validation connects here; it is forwarded to sport with a PROXY v1 header.
+  const balancer = net.createServer((client) => {
+    const upstream = net.connect(sport, '127.0.0.1', () => {
+      upstream.write(`PROXY TCP4 ${client.remoteAddress.replace('::ffff:', '')} 127.0.0.1 ${client.remotePort} ${front}\r\n`);
+      client.pipe(upstream).pipe(client);
+    });
+    upstream.on('error', () => client.destroy());
+    client.on('error', () => upstream.destroy());
+  });
+  await new Promise((resolve) => balancer.listen(front, '127.0.0.1', resolve));
+  t.after(() => balancer.close());
+  const pebble = await startPebble({ httpPort: port, tlsPort: front });
+  t.after(() => pebble.stop());
+  const server = await startServer({
+    config: {
+      port, sport, domain, stateDirectory: 'state', acceptProxyProtocol: { https: true }, trustedProxies: ['127.0.0.1'],
+      acme: { directory: pebble.directory, challenges: ['tls-alpn-01'] },
+    },
+    env: { NODE_EXTRA_CA_CERTS: pebble.caFile },
+  });
+  t.after(() => server.stop());
+  await server.waitForLog(/ACME: serving the certificate for/, 'stderr', 0, 60000);
+  assert.equal((await served(front, domain, await pebble.root())).authorized, true);
+});
+
 test('the challenge path cannot be shadowed by a rewrite rule, an access rule or a script; unknown and other-host tokens get 404', async (t) => {
   if (skip) return t.skip(skip);
   const domain = 'shadow.svr.test';
@@ -209,7 +241,10 @@ test('renewal swaps the certificate in every worker under load: no failed reques
     });
     req.on('error', (error) => { results.push({ startedAt, ok: false, error: error.message }); resolve(); });
   });
-  const lanes = Array.from({ length: 3 }, async () => { while (!stop) await one(); });
+  // Three lanes, each pausing 5 ms after an answer: enough handshakes to straddle the swap in
+  // every worker without taking both cores of a shared machine.
+  const pause = () => new Promise((resolve) => setTimeout(resolve, 5));
+  const lanes = Array.from({ length: 3 }, async () => { while (!stop) { await one(); await pause(); } });
   const since = server.stderr().length;
   const swapLine = await server.waitForLog(/ACME: serving the certificate for .*\(serial (\w+)/, 'stderr', since, 60000);
   swappedAt = Date.now();
