@@ -200,7 +200,8 @@ class AcmeManager {
     const { names, certName, keyType, profile } = this.settings;
     const client = await this.client();
     let replaces = null;
-    if (previous && previous.meta.directory === this.settings.directory) {
+    // RFC 9773's `replaces`: only for a renewal of the same names at the same CA.
+    if (previous && !this.mismatch(previous)) {
       try { replaces = ariCertId(previous.x509.raw); } catch { /* no AKI: a plain new order */ }
     }
     this.orders++;
