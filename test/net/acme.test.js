@@ -86,6 +86,15 @@ for (const challenge of ['http-01', 'tls-alpn-01']) {
     assert.ok(days > 1, metrics);
     assert.match(metrics, new RegExp(`svr_acme_renewal_failures_total\\{name="${domain}"\\} 0`));
     assert.match(metrics, new RegExp(`svr_acme_orders_total\\{name="${domain}"\\} 1`));
+    // A reload's new workers serve the certificate from the state directory; nothing is ordered.
+    const since = server.stderr().length;
+    server.signal('SIGHUP');
+    await server.waitForLog(/reload complete/, 'stderr', since);
+    await server.waitForLog(/ACME: next check of/, 'stderr', since);
+    const again = await served(sport, domain, root);
+    assert.equal(again.authorized, true);
+    assert.equal(again.cert.serialNumber, result.cert.serialNumber);
+    assert.equal(pebble.orders(), 1);
   });
 }
 
