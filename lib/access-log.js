@@ -131,9 +131,10 @@ function createAccessLog(config, { write = append } = {}) {
     const startedAt = performance.now(); // monotonic, as hrtime, without a BigInt per request
     // Read now: by 'close' an HTTP/2 stream (and a destroyed socket) no longer knows its peer.
     const remote = clientAddress(req);
-    // Behind a proxy, the client address the pipeline resolved (enableIPSpoofing, trustedProxies).
+    // The client address the pipeline resolved (behind a proxy: enableIPSpoofing, trustedProxies);
+    // the peer for what no pipeline saw (the health and metrics paths).
     res.on('close', () => { // 'close' comes once; on() spares the once-wrapper and its removal
-      const client = req.svr?.clientAddress === undefined ? remote : shownAddress(req.svr.clientAddress);
+      const client = req.svr === undefined ? remote : shownAddress(req.svr.clientAddress);
       write(format(describe(req, res, startedAt, client), Date.now()));
     });
   };

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Compares cluster.schedulingPolicy round-robin ("rr") and "none" for svr with wrk (issue 7).
+# Compares cluster.schedulingPolicy round-robin ("rr") and "none" for svr with wrk.
 # usage: scripts/bench-sched-policy.sh [ROUNDS=5] [SECONDS=4] [extra wrk args, e.g. -H "Connection: close"]
 # Per round and policy: requests/s, requests per CPU-second of all svr processes (/proc/PID/stat
 # utime+stime), how the work split between the 2 workers, and the primary's CPU ticks.

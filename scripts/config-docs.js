@@ -4,7 +4,7 @@
 // Renders the key reference of docs/configuration.md from config/svr-config.schema.json, so every
 // key is described in exactly one place (the schema, which editors show too) and the page cannot
 // drift from it. It rewrites only the text between the two marker comments below;
-// test/config-docs.test.js fails when that text is out of date.
+// test/config/config-docs.test.js fails when that text is out of date.
 //
 //   node scripts/config-docs.js           write docs/configuration.md
 //   node scripts/config-docs.js --check   exit 1 if it is out of date, write nothing

@@ -4,7 +4,7 @@
 // Generates lib/config/validate-schema.js: ajv's standalone code for config/svr-config.schema.json,
 // so that a start runs a validator instead of requiring ajv and compiling the schema (~100 ms of
 // the primary's CPU on every start and every `svr --check`, measured). The schema stays the one
-// source: test/config-validator.test.js fails when the generated file is out of date.
+// source: test/config/config-validator.test.js fails when the generated file is out of date.
 //
 //   node scripts/config-validator.js           write lib/config/validate-schema.js
 //   node scripts/config-validator.js --check   exit 1 if it is out of date, write nothing

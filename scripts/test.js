@@ -7,6 +7,8 @@
 //
 //   npm test                            the whole suite
 //   npm test -- test/a.test.js ...      those files only
+//   npm test -- test/net test/x.test.js the files in those folders, and that file
+//   npm run test:system                 test/system/ only (a booted guest, network namespaces, the .deb)
 //   SVR_TEST_CONCURRENCY=1 npm test     one file at a time
 //   SVR_TEST_TMPDIR=DIR npm test        scratch files in DIR (default: below)
 
@@ -22,35 +24,35 @@ const CONCURRENCY = Number(process.env.SVR_TEST_CONCURRENCY) || 5;
 // Longest first (wall time of each file alone). A file not named here runs after these, in name
 // order; a name here that no longer exists is left out.
 const SLOWEST = [
-  'test/service.test.js',
-  'test/limits-reload-transfer.test.js',
-  'test/svrjs-compat.test.js',
-  'test/limits-silent-connections.test.js',
-  'test/lb-namespaces.test.js',
-  'test/limits-watchdog.test.js',
-  'test/deb.test.js',
-  'test/symlink-race.test.js',
-  'test/limits-pipelining.test.js',
-  'test/limits-kill-all.test.js',
-  'test/limits-listing.test.js',
-  'test/install.test.js',
-  'test/rebalance.test.js',
-  'test/limits-crash-recycle.test.js',
-  'test/limits-script-timeout.test.js',
-  'test/supervisor.test.js',
-  'test/tls-reload.test.js',
-  'test/https.test.js',
-  'test/control.test.js',
-  'test/mods.test.js',
-  'test/proxy.test.js',
-  'test/pages.test.js',
-  'test/server-side-script.test.js',
-  'test/file-cache.test.js',
-  'test/certificate.test.js',
-  'test/script-errors.test.js',
-  'test/static-process.test.js',
-  'test/log-files.test.js',
-  'test/limits-compression.test.js',
+  'test/system/service.test.js',
+  'test/process/limits-reload-transfer.test.js',
+  'test/pipeline/scripting/svrjs-compat.test.js',
+  'test/net/limits-silent-connections.test.js',
+  'test/system/lb-namespaces.test.js',
+  'test/process/limits-watchdog.test.js',
+  'test/system/deb.test.js',
+  'test/pipeline/symlink-race.test.js',
+  'test/net/limits-pipelining.test.js',
+  'test/process/limits-kill-all.test.js',
+  'test/pipeline/static/limits-listing.test.js',
+  'test/system/install.test.js',
+  'test/process/rebalance.test.js',
+  'test/process/limits-crash-recycle.test.js',
+  'test/pipeline/scripting/limits-script-timeout.test.js',
+  'test/process/supervisor.test.js',
+  'test/net/tls-reload.test.js',
+  'test/net/https.test.js',
+  'test/process/control.test.js',
+  'test/pipeline/scripting/mods.test.js',
+  'test/pipeline/proxy/proxy.test.js',
+  'test/project/pages.test.js',
+  'test/pipeline/scripting/server-side-script.test.js',
+  'test/pipeline/static/file-cache.test.js',
+  'test/net/certificate.test.js',
+  'test/pipeline/scripting/script-errors.test.js',
+  'test/pipeline/static/static-process.test.js',
+  'test/process/log-files.test.js',
+  'test/pipeline/static/limits-compression.test.js',
 ];
 
 function testFiles(dir) {
@@ -61,8 +63,9 @@ function testFiles(dir) {
   });
 }
 
-function inOrder() {
-  const all = testFiles('test').sort();
+// The files under each folder named, longest first; a file named is run as it is.
+function inOrder(dirs) {
+  const all = dirs.flatMap(testFiles).sort();
   const first = SLOWEST.filter((file) => all.includes(file));
   return [...first, ...all.filter((file) => !first.includes(file))];
 }
@@ -102,14 +105,24 @@ process.env.TMPDIR = scratchDirectory();
 
 // Node reads NODE_EXTRA_CA_CERTS when each process starts: with a system bundle in it, starting Node
 // took 50 ms of CPU here instead of 17, for each of the ~470 Node processes of a run. The suite
-// trusts only the certificates it makes; test/deb.test.js gives the variable back to the one step
+// trusts only the certificates it makes; test/system/deb.test.js gives the variable back to the one step
 // that may reach the npm registry.
 if (process.env.NODE_EXTRA_CA_CERTS) {
   process.env.SVR_TEST_NODE_EXTRA_CA_CERTS = process.env.NODE_EXTRA_CA_CERTS;
   delete process.env.NODE_EXTRA_CA_CERTS;
 }
 
-const files = (process.argv.length > 2 ? process.argv.slice(2) : inOrder()).map((file) => path.resolve(REPO, file));
+function isDirectory(name) {
+  try { return fs.statSync(path.resolve(REPO, name)).isDirectory(); } catch { return false; }
+}
+
+function chosenFiles(args) {
+  if (args.length === 0) return inOrder(['test']);
+  const dirs = args.filter(isDirectory).map((dir) => path.relative(REPO, path.resolve(REPO, dir)).split(path.sep).join('/'));
+  return [...inOrder(dirs), ...args.filter((arg) => !isDirectory(arg))];
+}
+
+const files = chosenFiles(process.argv.slice(2)).map((file) => path.resolve(REPO, file));
 const reporter = process.stdout.isTTY ? reporters.spec : reporters.tap;
 const stream = run({ files, concurrency: CONCURRENCY });
 stream.on('test:fail', () => { process.exitCode = 1; });

@@ -250,7 +250,7 @@ function semanticProblems(config, baseDir, configFile) {
 }
 
 // A web root that holds the config file, a TLS key or certificate, or the state directory publishes
-// them at the first careless step (attack report finding 2): refused unless the operator says so.
+// them at the first careless step: refused unless the operator says so.
 // (The pipeline never serves them either way: site.js protects them.)
 function sensitiveFilesProblem(config, wwwroot, key, baseDir, configFile) {
   if (typeof wwwroot !== 'string' || config.allowSensitiveFilesInWebRoot === true) return null;

@@ -1,5 +1,5 @@
 'use strict';
-// Files no web root may publish (attack report finding 2), by real path:
+// Files no web root may publish, by real path:
 //   sensitiveFiles(root, { configFile, tlsFiles, stateDirectory }) -> [{ what, file }] inside root
 //   backupCopies(file) -> the names editors and admins leave beside a file: file~, file.bak,
 //                         file.orig, file.swp, .file.swp (vim), .#file (emacs lock), #file# (emacs)

@@ -200,7 +200,7 @@ function validSniName(name) {
 
 // TLS protocol options shared by the default and the SNI contexts.
 function versionOptions(config) {
-  const o = { minVersion: config.tlsMinVersion || 'TLSv1.2' };
+  const o = { minVersion: config.tlsMinVersion };
   if (config.tlsMaxVersion) o.maxVersion = config.tlsMaxVersion;
   if (config.cipherSuite) o.ciphers = config.cipherSuite;
   if (config.ecdhCurve) o.ecdhCurve = config.ecdhCurve;

@@ -1,5 +1,5 @@
 'use strict';
-// A worker never lets its descriptor table fill up (attack report, finding 4: a table filled with
+// A worker never lets its descriptor table fill up (a table filled with
 // idle connections broke the requests of connections already accepted, and once broke large files
 // for good). Each listener sheds new connections beyond its share of maxConnections: Node closes
 // them as soon as they are accepted, which costs the client a reset and the worker nothing.

@@ -7,7 +7,7 @@ const { createSecureServer } = require('./tls-context');
 const { requireProxyProtocol } = require('./proxy-protocol');
 const { compileTrustedProxies } = require('../http/trusted-proxies');
 const log = require('../log');
-const { strictHttp } = require('./strict-http');
+const { answerParserErrors } = require('./parser-errors');
 const { handleUpgrade } = require('./upgrade');
 const { parseListenAddress } = require('../config/listen-address');
 const { closeSilentConnections, heardFrom } = require('./silent-connections');
@@ -31,7 +31,7 @@ function applyTimeouts(server, config) {
   server.keepAliveTimeout = config.keepAliveTimeout;
   server.headersTimeout = config.headersTimeout;
   server.requestTimeout = config.requestTimeout;
-  strictHttp(server); // net/strict-http.js: parser errors get their RFC status; every header is counted
+  answerParserErrors(server); // net/parser-errors.js: parser errors get their RFC status; every header is counted
 }
 
 // Each listener: { server, port (as configured), listen ({ port, host } or { path }: server.listen's
@@ -88,7 +88,7 @@ function expectProxyHeader(server, config, scheme) {
   const wanted = config.acceptProxyProtocol;
   if (wanted !== true && !(wanted && wanted[scheme] === true)) return;
   const { isTrusted } = compileTrustedProxies(config.trustedProxies);
-  requireProxyProtocol(server, { isTrusted, timeoutMs: config.headersTimeout || 60000, log });
+  requireProxyProtocol(server, { isTrusted, timeoutMs: config.headersTimeout, log });
 }
 
 module.exports = { createListeners, hasPlainListener, serverOptions, applyTimeouts };

@@ -1,5 +1,5 @@
 'use strict';
-// HTTP/1.1 pipelining, bounded (attack report, finding 7). Node parses every pipelined request
+// HTTP/1.1 pipelining, bounded. Node parses every pipelined request
 // it has read and runs its handler at once; the answers wait in a queue. So one connection
 // sending 200,000 requests whose answers it never reads had every one of them running (an open
 // file each) and grew a worker by hundreds of MiB. Here at most `maxRunning` requests of one

@@ -16,6 +16,7 @@
 
 const net = require('node:net');
 const { plainAddress } = require('../http/trusted-proxies');
+const { acceptedBeneath } = require('./accepted-socket');
 
 const V2_SIGNATURE = Buffer.from([0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a]);
 const V1_PREFIX = Buffer.from('PROXY ');
@@ -52,7 +53,8 @@ function requireProxyProtocol(server, { isTrusted, timeoutMs, log }) {
   });
   // A TLS socket asks its own handle for the peer: give it the client too.
   server.prependListener('secureConnection', (tlsSocket) => {
-    const client = tlsSocket._parent && tlsSocket._parent.svrProxyClient;
+    const accepted = acceptedBeneath(tlsSocket);
+    const client = accepted && accepted.svrProxyClient;
     if (client) setPeer(tlsSocket, client);
   });
 }
@@ -68,7 +70,8 @@ function readHeader(socket, timeoutMs, done) {
     socket.off('close', onClose);
     done(error, client);
   };
-  const timer = setTimeout(() => finish(`no PROXY header within ${timeoutMs} ms`), timeoutMs);
+  // headersTimeout 0 sets no limit here, as it sets none on the request head.
+  const timer = timeoutMs > 0 ? setTimeout(() => finish(`no PROXY header within ${timeoutMs} ms`), timeoutMs) : undefined;
   const onClose = () => finish('closed before the PROXY header');
   const onData = (chunk) => {
     buffered = buffered.length ? Buffer.concat([buffered, chunk]) : chunk;

@@ -1,9 +1,11 @@
 'use strict';
 // A connection must send its first request within headersTimeout of being accepted, or it is
-// closed (attack report, finding 5). Node's own headersTimeout starts only with the first byte
+// closed. Node's own headersTimeout starts only with the first byte
 // of a request, so without this a client could hold a descriptor for ever by sending nothing:
 // plain TCP, TCP to the TLS port with no ClientHello, TLS done but no request, h2 ALPN but no
 // preface. After the first request, keepAliveTimeout / the HTTP/2 idle GOAWAY take over.
+
+const { acceptedSocket } = require('./accepted-socket');
 
 const kSilentTimer = Symbol('svr.silentTimer');
 
@@ -35,13 +37,6 @@ function closeNow(socket) {
   if (socket.destroyed) return;
   socket.on('error', () => {});
   socket.resetAndDestroy();
-}
-
-// Over TLS the request's socket wraps the accepted one (for HTTP/2, through a proxy of it).
-function acceptedSocket(socket) {
-  if (!socket) return null;
-  if (socket[kSilentTimer] !== undefined) return socket;
-  return socket._parent || null;
 }
 
 module.exports = { closeSilentConnections, heardFrom };

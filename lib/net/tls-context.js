@@ -14,6 +14,7 @@ const { selfSignedPaths, versionOptions } = require('./certificate');
 const { acmeSettings } = require('../acme/settings');
 const { AcmeStore, acmeDirectory } = require('../acme/store');
 const { answerAlpnChallenges } = require('./acme-alpn');
+const { rememberAccepted } = require('./accepted-socket');
 
 // The certificate and key in use: the configured ones; else, with ACME, the certificate the CA
 // issued once there is one; else the generated pair.
@@ -70,8 +71,9 @@ function loadTlsContext(config) {
   }
   // SVR.JS's client certificates: ask for one, and with rejectUnauthorizedClientCertificates
   // refuse a client without a certificate the system's CAs trust.
-  if (config.useClientCertificate === true) {
+  if (config.useClientCertificate) {
     options.requestCert = true;
+    // Node reads a missing rejectUnauthorized as true: pass exactly the boolean.
     options.rejectUnauthorized = config.rejectUnauthorizedClientCertificates === true;
   }
   return options;
@@ -141,6 +143,7 @@ function createSecureServer(config, handler, serverOptions = {}, { acmeAnswers =
   let server;
   if (!config.enableHTTP2) {
     server = require('https').createServer(options, h);
+    rememberAccepted(server);
     if (acmeAnswers) answerAlpnChallenges(server, acmeAnswers);
     return { server, drain: () => {}, reload };
   }
@@ -149,6 +152,7 @@ function createSecureServer(config, handler, serverOptions = {}, { acmeAnswers =
   // WebSockets over HTTP/2 (RFC 8441 extended CONNECT), offered when there is a proxy to take them.
   if (Array.isArray(config.proxy) && config.proxy.length > 0) options.settings.enableConnectProtocol = true;
   server = require('http2').createSecureServer(options, h);
+  rememberAccepted(server);
   if (acmeAnswers) answerAlpnChallenges(server, acmeAnswers);
   const sessions = new Set();
   let draining = false;

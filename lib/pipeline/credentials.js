@@ -10,7 +10,7 @@
 // remembered for five minutes, keyed by a digest of the Authorization header, so a logged-in client
 // costs one hash, not one per request. Failed checks are counted per client address: after
 // maxAuthFailures of them within authFailureWindow the address is blocked for that long, and its
-// attempts are answered `throttled` without hashing (attack report finding 12). Each
+// attempts are answered `throttled` without hashing. Each
 // worker counts on its own. Unknown names are checked against a dummy account so that a wrong
 // name takes as long as a wrong password.
 

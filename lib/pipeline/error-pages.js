@@ -62,9 +62,9 @@ function reason(status) {
 function createErrorPages(site) {
   const { config, log } = site;
   const server = site.serverName;
-  const showMods = config.exposeModsInErrorPages === true;
-  const stackHidden = config.stackHidden !== false;
-  const contactHTML = escapeHTML(obfuscateEmail(config.serverAdministratorEmail || '[no contact information]'));
+  const showMods = config.exposeModsInErrorPages;
+  const stackHidden = config.stackHidden;
+  const contactHTML = escapeHTML(obfuscateEmail(config.serverAdministratorEmail));
   const root = site.root;
 
   // --- custom pages, read once now -------------------------------------------------------------
@@ -144,7 +144,7 @@ function createErrorPages(site) {
       stack: stackText(error) || '[error stack hidden]',
       path: (req && req.url) || '',
       server: serverName,
-      contact: obfuscateEmail(config.serverAdministratorEmail || '[no contact information]'),
+      contact: obfuscateEmail(config.serverAdministratorEmail),
     };
     return template.replace(/\{(errorMessage|errorDesc|stack|path|server|contact)\}/g,
       (m, k) => escapeHTML(values[k]));

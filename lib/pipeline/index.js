@@ -6,7 +6,7 @@
 //
 // Every request runs these stages in order; each answers it or calls next() (docs/architecture.md):
 //   serverHeaders   response-headers.js  Server + fixed customHeaders, first thing for every answer
-//   strictHttp      strict-http.js       505, 400, 501, 431 where Node's HTTP/1 parser is lenient
+//   strictHead      strict-head.js       505, 400, 501, 431 where Node's HTTP/1 parser is lenient
 //   acmeChallenge   acme-challenge.js    /.well-known/acme-challenge/ with ACME on: no later stage can shadow it
 //   clientAddress   access/client-address.js  the client behind a proxy (enableIPSpoofing, trustedProxies)
 //   blocklist       access/blocklist.js  403 for a client in `blacklist`, before anything else
@@ -24,7 +24,7 @@
 // Errors from any stage, and every error status, are answered by error-pages.js (sendError).
 // With virtual hosts (virtual-hosts.js) the static stage and the error pages are built once per
 // web root at load, and each request uses its own host's.
-// The plain port of an HTTPS site runs a shorter list: serverHeaders, strictHttp, acmeChallenge,
+// The plain port of an HTTPS site runs a shorter list: serverHeaders, strictHead, acmeChallenge,
 // pathHeaders, httpsRedirect.
 
 const { createSite } = require('./site');
@@ -33,7 +33,7 @@ const { createErrorPages } = require('./error-pages');
 const { createServerHeadersStage, createPathHeadersStage, createHostHeadersStage } = require('./response-headers');
 const { createVirtualHosts } = require('./virtual-hosts');
 const { createSanitizeStage } = require('./sanitize');
-const { createStrictHttpStage } = require('./strict-http');
+const { createStrictHeadStage } = require('./strict-head');
 const { createRewriteStage } = require('./rewrite');
 const { createProxyStage } = require('./proxy');
 const { createWwwRedirectStage } = require('./www-redirect');
@@ -55,11 +55,11 @@ function createPipeline(config, { log, configFile, disableMods = false, acmeAnsw
   const { scripting, staticFiles, rootScripting } = createRootStages(site, { disableMods });
   const fail = (req, res, error) => site.sendError(req, res, 500, { error });
   const proxy = createProxyStage(site);
-  const counters = config.allowStatus === true ? createRequestCounters() : null;
+  const counters = config.allowStatus ? createRequestCounters() : null;
   const acmeChallenge = createAcmeChallengeStage(site, acmeAnswers);
   const stages = [
     createServerHeadersStage(site),
-    createStrictHttpStage(site),
+    createStrictHeadStage(site),
     acmeChallenge,
     createClientAddressStage(site),
     createBlocklistStage(site),
@@ -77,7 +77,7 @@ function createPipeline(config, { log, configFile, disableMods = false, acmeAnsw
   ].filter(Boolean);
   const redirectStages = [
     createServerHeadersStage(site),
-    createStrictHttpStage(site),
+    createStrictHeadStage(site),
     acmeChallenge,
     createClientAddressStage(site),
     createBlocklistStage(site),
@@ -91,7 +91,7 @@ function createPipeline(config, { log, configFile, disableMods = false, acmeAnsw
     handle: withRecord(runStages(stages, fail), counters),
     httpsRedirect: withRecord(runStages(redirectStages, fail), counters),
     // Forward-proxy requests and CONNECT, for the listeners: null unless a mod takes them.
-    proxyRequest: (rootScripting && rootScripting.proxyRequest) || null,
+    proxyRequest: rootScripting && rootScripting.proxyRequest ? withRecord(rootScripting.proxyRequest, null) : null,
     connect: (rootScripting && rootScripting.connect) || null,
   };
 }
@@ -133,12 +133,14 @@ function applyEnvironment(config) {
   for (const [name, value] of Object.entries(config.environmentVariables || {})) process.env[name] = String(value);
 }
 
-// req.svr: the one per-request record the stages share (docs/architecture.md lists its fields).
+// req.svr: the one per-request record the stages share (docs/architecture.md lists its fields),
+// made here for every request a pipeline entry point takes. clientAddress starts as the peer's
+// address; the clientAddress stage replaces it behind a trusted proxy.
 // counters: the status page's request counts (status.js), or null when it is off.
 function withRecord(run, counters) {
   return function handle(req, res) {
     if (counters !== null) counters.count(req, res);
-    req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null, clientAddress: undefined };
+    req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null, clientAddress: req.socket.remoteAddress };
     run(req, res);
   };
 }

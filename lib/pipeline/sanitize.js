@@ -9,8 +9,8 @@ const { ALLOW } = require('../http/headers');
 
 function createSanitizeStage(site) {
   const { maxURLLength } = site.config;
-  const dirty = site.config.rewriteDirtyURLs === true;
-  const keepDoubleSlashes = site.config.allowDoubleSlashes === true;
+  const dirty = site.config.rewriteDirtyURLs;
+  const keepDoubleSlashes = site.config.allowDoubleSlashes;
   const { sendError } = site;
 
   return function sanitize(req, res, next) {

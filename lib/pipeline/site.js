@@ -26,6 +26,10 @@
 //   site.rootFor        set by virtual-hosts.js when there are per-host roots: req -> its root
 //   site.shared         {} kept by every virtual host's copy of the site: what a worker has once
 //                       whatever the number of roots (the static stage's file cache)
+//   site.headFoot       { head, foot } (Buffers, empty when absent): the root's .head (else
+//                       head.html) and .foot (else foot.html), read once; the static stage wraps
+//                       .html pages in them (enableIncludingHeadAndFootInHTML), scripts get them as
+//                       res.head / res.foot
 //
 // Virtual hosts (SVR.JS 4.4+): hostSite(site, overrides) is the same site with another web root
 // and/or listing switch; virtual-hosts.js builds one per combination at load.
@@ -45,14 +49,16 @@ const OWN_FILES = ['svr.js', 'lib', 'node_modules', 'config', 'package.json', 'p
 
 function createSite(config, { log = noopLog, configFile } = {}) {
   const root = realRoot(config.wwwroot);
+  const webRoot = createWebRoot(root, { followSymlinks: config.followSymlinks, log });
   return {
     config,
     root,
-    webRoot: createWebRoot(root, { followSymlinks: config.followSymlinks === true, log }),
+    webRoot,
+    headFoot: readHeadFoot(root, webRoot),
     configFile,
     log,
-    serverName: serverString(config.exposeServerVersion === true),
-    headers: compileHeaders(config, serverString(config.exposeServerVersion === true)),
+    serverName: serverString(config.exposeServerVersion),
+    headers: compileHeaders(config, serverString(config.exposeServerVersion)),
     protectedPaths: protectedPaths(config, configFile, root),
     authenticate: createAuthenticator(config.users, {
       maxAuthFailures: config.maxAuthFailures, authFailureWindow: config.authFailureWindow, log,
@@ -70,11 +76,27 @@ function createSite(config, { log = noopLog, configFile } = {}) {
 function hostSite(site, { wwwroot, enableDirectoryListing }) {
   const config = { ...site.config, wwwroot, enableDirectoryListing };
   const root = realRoot(wwwroot);
+  const webRoot = createWebRoot(root, { followSymlinks: config.followSymlinks });
   return {
-    ...site, config, root, sendError: null,
-    webRoot: createWebRoot(root, { followSymlinks: config.followSymlinks === true }),
+    ...site, config, root, sendError: null, webRoot,
+    headFoot: readHeadFoot(root, webRoot),
     protectedPaths: protectedPaths(config, site.configFile, root),
   };
+}
+
+// .head / head.html and .foot / foot.html in the web root, from a descriptor checked to lie where
+// the web root's symlink rule allows (web-root.js).
+function readHeadFoot(root, webRoot) {
+  return { head: readFirst(root, webRoot, ['.head', 'head.html']), foot: readFirst(root, webRoot, ['.foot', 'foot.html']) };
+}
+
+function readFirst(root, webRoot, names) {
+  for (const name of names) {
+    try {
+      return webRoot.readContained(path.join(root, name), Infinity, null);
+    } catch { /* absent or refused: try the next one */ }
+  }
+  return Buffer.alloc(0);
 }
 
 // SVR.JS's per-host lists ([{ host?, ip?, ...}]): host as http/host.js, ip the local address the
@@ -161,7 +183,7 @@ const SVRJS_FILES = ['config.json', 'svr.js', 'svr.compressed', 'modloader', 'no
   'log', 'cert', 'svrpasswd.js', 'logviewer.js', 'loghighlight.js', 'svr_new.js', 'svrjs.json'];
 
 function svrjsInstallPaths(config, root) {
-  if (config.disableServerSideScriptExpose === false) return [];
+  if (!config.disableServerSideScriptExpose) return [];
   return isSvrjsInstall(root) ? SVRJS_FILES.map((name) => path.join(root, name)) : [];
 }
 

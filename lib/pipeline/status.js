@@ -31,7 +31,7 @@ function duration(seconds) {
 }
 
 function createStatusStage(site, counters) {
-  if (site.config.allowStatus !== true || !counters) return null;
+  if (!site.config.allowStatus || !counters) return null;
   const workers = workerCount(site.config);
   return function status(req, res, next) {
     if (req.svr.pathname !== STATUS_PATH || (req.method !== 'GET' && req.method !== 'HEAD')) return next();

@@ -1,6 +1,6 @@
 'use strict';
 // Opening files below the web root so that what is served is decided from the opened descriptor,
-// never from a path checked before it (attack report finding 1).
+// never from a path checked before it.
 //
 // The path policy (static/resolve.js) checks a path with lstat/realpath; between that check and
 // the open, anyone who can write below the web root can swap a file or a parent directory for a

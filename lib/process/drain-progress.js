@@ -1,5 +1,5 @@
 'use strict';
-// A reload must not cut a download that is still moving (attack report, finding 14: a 50 MB
+// A reload must not cut a download that is still moving (a 50 MB
 // download at 2 MB/s was cut at 34 MB by the 10 s shutdownTimeout). While a worker drains, each
 // busy connection's bytes written are sampled once a second; bytes handed to the kernel move only
 // as the client acknowledges earlier ones (the socket buffers are bounded), so a count that grows

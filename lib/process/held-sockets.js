@@ -1,5 +1,5 @@
 'use strict';
-// The primary keeps a descriptor of each TCP listening socket (attack report, finding 17: kill -9
+// The primary keeps a descriptor of each TCP listening socket (kill -9
 // of every worker closed the port, because Node's cluster closes a shared socket once no worker
 // holds it; clients got ECONNREFUSED until a replacement listened, 0.5-1 s). The first worker to
 // listen on an address sends its socket to the primary, which only keeps it open: it never calls

@@ -207,7 +207,7 @@ class Supervisor {
     this.replaceLater(this.backoffDelay());
   }
 
-  // The backoff is for a crash loop at start (attack report, finding 9): a worker that died
+  // The backoff is for a crash loop at start: a worker that died
   // before it was ready, or young without having served a request. A worker that served was
   // killed by a request (or an operator): it is replaced at once, however often that happens.
   countDeath(worker, uptime) {
@@ -216,7 +216,7 @@ class Supervisor {
   }
 
   // A worker hit an uncaught exception: it keeps accepting until its replacement listens, then
-  // is drained as in a reload (idle keep-alive connections get a grace, not a cut: finding 18).
+  // is drained as in a reload (idle keep-alive connections get a grace, not a cut).
   onMessage(worker, message) {
     if (this.metrics) this.metrics.onWorkerMessage(worker, message);
     if (message?.type === 'recycle') this.onRecycle(worker, message);
@@ -379,12 +379,12 @@ class Supervisor {
   }
 
   // A stop keeps to shutdownTimeout; a reload or recycle lets responses that are still moving go
-  // on up to reloadTransferTimeout (the worker decides which: finding 14).
+  // on up to reloadTransferTimeout (the worker decides which).
   // delayMs: health.drainDelay on stop (the worker keeps serving that long, health at 503).
   drain(worker, idleGraceMs, { stopping = false, delayMs = 0 } = {}) {
     if (worker.isDead()) return; // died during a reload before its turn to retire
     const timeoutMs = this.config.shutdownTimeout;
-    const transferTimeoutMs = stopping ? timeoutMs : Math.max(timeoutMs, this.config.reloadTransferTimeout ?? 0);
+    const transferTimeoutMs = stopping ? timeoutMs : Math.max(timeoutMs, this.config.reloadTransferTimeout);
     if (worker.isConnected()) worker.send({ type: 'drain', idleGraceMs, timeoutMs, transferTimeoutMs, delayMs });
     const backstop = setTimeout(() => worker.process.kill('SIGKILL'), delayMs + transferTimeoutMs + 2000);
     worker.once('exit', () => clearTimeout(backstop));

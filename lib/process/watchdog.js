@@ -1,5 +1,5 @@
 'use strict';
-// Stuck workers are replaced (attack report, finding 3: a `while (true) {}` in a script held
+// Stuck workers are replaced (a `while (true) {}` in a script held
 // its worker for good, and one per worker took the whole server down, silently).
 //
 // Worker side: a timer sends the primary a heartbeat, so a heartbeat that stops coming means

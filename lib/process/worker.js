@@ -10,6 +10,7 @@ const { createPipeline } = require('../pipeline');
 const { createListeners } = require('../net/listeners');
 const { BARE_501 } = require('../http/headers');
 const { throttledErrorLog } = require('../net/connection-limit');
+const { acceptedSocket } = require('../net/accepted-socket');
 const { WorkerMetrics, ipcSink, createInternalEndpoints } = require('./worker-metrics');
 const { installCrashHandlers, observeUserCode } = require('../request-context');
 const { startHeartbeat } = require('./watchdog');
@@ -118,9 +119,8 @@ class Worker {
       if (this.logRequest) this.logRequest(req, res);
       if (this.metrics) this.metrics.observe(req, res);
     }
-    // Sockets are tracked as accepted; over TLS req.socket is the TLS socket wrapping it
-    // (for HTTP/2, a proxy of it), whose _parent is the accepted one.
-    const state = this.sockets.get(req.socket) ?? this.sockets.get(req.socket?._parent);
+    // Sockets are tracked as accepted; over TLS req.socket is the TLS socket wrapping it.
+    const state = this.sockets.get(acceptedSocket(req.socket));
     if (state) {
       state.active++;
       if (req.httpVersionMajor >= 2) state.h2 = true;
@@ -262,7 +262,7 @@ class Worker {
   }
 
   // After an uncaught exception: this process may be in a broken state, so it goes, but without
-  // an outage (attack report, finding 9): in a cluster it keeps accepting until the primary has a
+  // an outage: in a cluster it keeps accepting until the primary has a
   // replacement listening and sends 'drain'; then in-flight requests finish and it exits 1.
   // Single-threaded there is no replacement: it drains at once.
   recycle(error) {

@@ -275,4 +275,13 @@ function isAlive(pid) {
   }
 }
 
-module.exports = { SVR, LineWatcher, ensureDebianPackage, getFreePort, makeTempDir, writeFiles, spawnSvr, runSvr, startServer, request, readyWorkerPids, isAlive, waitUntil, unprivilegedUser, aptInstall };
+// The schema's top-level defaults, as a start applies them: for tests that call lib/ functions
+// directly with a few keys, since lib/ reads every key from a complete config.
+function schemaDefaults() {
+  const schema = require('../../config/svr-config.schema.json');
+  return Object.fromEntries(Object.entries(schema.properties)
+    .filter(([, property]) => property.default !== undefined)
+    .map(([key, property]) => [key, structuredClone(property.default)]));
+}
+
+module.exports = { schemaDefaults, SVR, LineWatcher, ensureDebianPackage, getFreePort, makeTempDir, writeFiles, spawnSvr, runSvr, startServer, request, readyWorkerPids, isAlive, waitUntil, unprivilegedUser, aptInstall };

@@ -1,5 +1,5 @@
 'use strict';
-// Child process for test/symlink-race.test.js: swaps, in a loop and for a given time, a file
+// Child process for test/pipeline/symlink-race.test.js: swaps, in a loop and for a given time, a file
 // and a parent directory below the web root for symbolic links to files outside it.
 //   node symlink-racer.js <root> <outside> <seconds>
 // Prints "racing" once the loop runs and "swaps N" at the end.

@@ -1,6 +1,6 @@
 'use strict';
 // lib/process/held-sockets.js without processes: which addresses are held and under which name,
-// and which Node versions and scheduling policies hold them (test/limits-kill-all.test.js runs the
+// and which Node versions and scheduling policies hold them (test/process/limits-kill-all.test.js runs the
 // real thing).
 
 const test = require('node:test');

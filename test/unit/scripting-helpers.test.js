@@ -5,7 +5,7 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { urlObject, errorArguments } = require('../../lib/pipeline/scripting');
+const { urlObject, errorArguments } = require('../../lib/pipeline/scripting/svrjs-api');
 const { filterHeaders } = require('../../lib/pipeline/scripting/legacy-script');
 const { parseBasic } = require('../../lib/pipeline/credentials');
 

@@ -8,7 +8,7 @@ const assert = require('node:assert/strict');
 const os = require('node:os');
 const { humanSize } = require('../../lib/pipeline/static/listing');
 const { mediaType } = require('../../lib/http/headers');
-const { wantedNames, validSniName, checkTlsOptions } = require('../../lib/net/certificate');
+const { wantedNames, validSniName, checkTlsOptions: checkTlsOptionsOf } = require('../../lib/net/certificate');
 const { PRODUCT, serverString } = require('../../lib/product');
 const { plainAddress } = require('../../lib/http/address-list');
 
@@ -46,6 +46,7 @@ test('validSniName: host names and one leading wildcard label', () => {
 });
 
 test('checkTlsOptions: versions in order and a cipher list OpenSSL accepts', () => {
+  const checkTlsOptions = (config) => checkTlsOptionsOf({ tlsMinVersion: 'TLSv1.2', ...config }); // the schema's default
   assert.deepEqual(checkTlsOptions({}), []);
   assert.deepEqual(checkTlsOptions({ tlsMinVersion: 'TLSv1.3', tlsMaxVersion: 'TLSv1.3' }), []);
   assert.deepEqual(checkTlsOptions({ tlsMinVersion: 'TLSv1.3', tlsMaxVersion: 'TLSv1.2' }),

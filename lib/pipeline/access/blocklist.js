@@ -9,7 +9,7 @@ function createBlocklistStage(site) {
   const list = compileAddressList(site.config.blacklist || [], 'blacklist');
   if (list.size === 0) return null;
   return function blocklist(req, res, next) {
-    const address = req.svr.clientAddress ?? req.socket.remoteAddress;
+    const address = req.svr.clientAddress;
     if (!list.has(address)) return next();
     return site.sendError(req, res, 403);
   };

@@ -16,7 +16,7 @@ const { compileAddressList } = require('../../http/address-list');
 const { firstForwarded, nearestUntrusted } = require('../../http/forwarded-for');
 
 function createClientAddressStage(site) {
-  const spoofing = site.config.enableIPSpoofing === true;
+  const spoofing = site.config.enableIPSpoofing;
   const trusted = compileAddressList(site.config.trustedProxies || [], 'trustedProxies');
   if (!spoofing && trusted.size === 0) return null;
 

@@ -69,7 +69,7 @@ function findRule(rules, req) {
 }
 
 function clientOf(req) {
-  return req.svr.clientAddress ?? req.socket.remoteAddress;
+  return req.svr.clientAddress;
 }
 
 function redirectTarget(rule, url, path) {

@@ -12,14 +12,10 @@
 //     scripting.connect(req, socket, head)    a CONNECT request, or null when no mod has a proxy
 //                                             handler (the listener then answers 501)
 //
-// A request gets, before the first mod runs: req.parsedURL, req.originalParsedURL (frozen
-// url.parse-style objects with a `query` object), req.authUser (SVR.JS's name for req.svr.user),
-// req.isProxy, req.rewriteURL(url, callback);
-// res.error(code[, extName][, error][, headers]), res.redirect(dest[, isTemporary][, keepMethod][,
-// headers]), res.responseEnd(body), res.head, res.foot. Errors: a synchronous throw or a rejected
-// promise of a mod, or a throw of the script, becomes a 500 for that request only (the mod's
-// name/version goes to the error page footer when exposeModsInErrorPages is true). Callbacks that
-// throw later are handled by request-context.js.
+// What a request carries into user code is svrjs-api.js. Errors: a synchronous throw or a
+// rejected promise of a mod, or a throw of the script, becomes a 500 for that request only (the
+// mod's name/version goes to the error page footer when exposeModsInErrorPages is true).
+// Callbacks that throw later are handled by request-context.js.
 //
 // Forgiving where SVR.JS was (forgiving.js): a second res.writeHead, or a write, end or
 // setHeader after the response was sent, logs a warning naming the code and the URL and is
@@ -32,18 +28,18 @@
 // pass it on, the answer is 501. Without such a mod it is served by path, as any request.
 // CONNECT goes through the mods' proxy handlers in order; without one, or when they all pass it
 // on, the answer is a bare 501.
+//
+// The functions below take the stage's state `s` (createStage), built once per pipeline.
 
 const fs = require('node:fs');
-const http = require('node:http');
 const path = require('node:path');
-const querystring = require('node:querystring');
 const { loadMods } = require('./mods');
 const { compileServerSideScript, scriptPath, SCRIPT_NAME } = require('./legacy-script');
 const { legacyArguments } = require('./legacy-mods');
 const { setBodyBudget } = require('./post-data');
 const { armScriptTimeout } = require('./timeout');
-const { installModEnvironment, countRequest, svrFile } = require('./environment');
-const { makeForgiving } = require('./forgiving');
+const { installModEnvironment, svrFile } = require('./environment');
+const { createLogFacilities, createForgiving, decorate, errorFunction, fail, passOn } = require('./svrjs-api');
 const { headersFor } = require('../site');
 const { BARE_501 } = require('../../http/headers');
 const { requestContext, runUserCode, describeError } = require('../../request-context');
@@ -86,353 +82,170 @@ function scriptDirname(config, log) {
   return dir;
 }
 
-// Log functions with SVR.JS's names, on our stderr log, prefixed with who is talking.
-function createLogFacilities(log, who) {
-  const info = (message) => log.info(`${who}: ${message}`);
-  const warn = (message) => log.warn(`${who}: ${message}`);
-  const error = (message) => log.error(`${who}: ${message}`);
-  return {
-    climessage: info, reqmessage: info, resmessage: info, locmessage: info,
-    errmessage: error, locerrmessage: error, locwarnmessage: warn,
-  };
-}
-
-// .head / head.html and .foot / foot.html in the web root, read once, from a descriptor checked
-// to lie where the web root's symlink rule allows (site.webRoot).
-function readFirst(site, names) {
-  for (const name of names) {
-    try {
-      return site.webRoot.readContained(path.join(site.root, name));
-    } catch { /* try the next one */ }
-  }
-  return '';
-}
-
-// url.parse(target, true)-style object, with the host the client asked for. As SVR.JS: `search`
-// is null without a query, and a repeated query key keeps its last value. An absolute-form
-// target (a proxy request) is parsed as the URL it is.
-function urlObject(req, target) {
-  const hash = target.indexOf('#');
-  if (hash !== -1) target = target.slice(0, hash);
-  let origin = '';
-  const absolute = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(target);
-  if (absolute) {
-    origin = absolute[0];
-    target = target.slice(origin.length) || '/';
-  }
-  const q = target.indexOf('?');
-  const pathname = q === -1 ? target : target.slice(0, q);
-  const search = q === -1 ? '' : target.slice(q);
-  let host = typeof req.headers.host === 'string' && req.headers.host !== '' ? req.headers.host.toLowerCase() : null;
-  let protocol = req.socket && req.socket.encrypted ? 'https:' : 'http:';
-  if (origin) {
-    protocol = `${origin.slice(0, origin.indexOf(':')).toLowerCase()}:`;
-    host = origin.slice(origin.indexOf('//') + 2).toLowerCase() || host;
-  }
-  const colon = host ? host.lastIndexOf(':') : -1;
-  const hasPort = colon !== -1 && host.indexOf(']', colon) === -1;
-  return {
-    protocol: host ? protocol : null,
-    slashes: host ? true : null,
-    auth: null,
-    host,
-    port: hasPort ? host.slice(colon + 1) : null,
-    hostname: host ? (hasPort ? host.slice(0, colon) : host) : null,
-    hash: null,
-    search: search || null,
-    query: lastValues(querystring.parse(search.slice(1))),
-    pathname,
-    path: pathname + search,
-    href: host ? `${protocol}//${host}${pathname}${search}` : pathname + search,
-  };
-}
-
-// SVR.JS 3.x: ?a=1&a=2 gives a = "2".
-function lastValues(query) {
-  for (const key of Object.keys(query)) {
-    if (Array.isArray(query[key])) query[key] = query[key][query[key].length - 1];
-  }
-  return query;
-}
-
-// The sanitized URL as the client asked for it, before the rewrite map.
-function beforeRewriting(req) {
-  const svr = req.svr;
-  return svr && typeof svr.cleanHref === 'string' ? svr.cleanHref + (svr.cleanSearch || '') : req.url;
-}
-
-function freeze(object) {
-  Object.freeze(object.query);
-  return Object.freeze(object);
-}
-
-// callServerError(code[, extName][, error][, headers]): optional arguments may be left out.
-function errorArguments(code, extName, error, headers) {
-  if (typeof code !== 'number' || !Number.isInteger(code)) throw new TypeError('the HTTP error code must be an integer');
-  if (extName !== null && typeof extName === 'object') {
-    headers = error;
-    error = extName;
-    extName = undefined;
-  }
-  if (error !== null && typeof error === 'object' && !(error instanceof Error)) {
-    headers = error;
-    error = undefined;
-  }
-  if (typeof error === 'string') {
-    const stack = error;
-    error = new Error(stack.split('\n')[0]);
-    error.stack = stack;
-  }
-  const status = code >= 400 && code <= 599 && http.STATUS_CODES[code] ? code : 501;
-  return { status, extName: typeof extName === 'string' ? extName : undefined, error: error || undefined, headers: headers || undefined };
-}
-
-function redirectStatus(isTemporary, keepMethod) {
-  if (isTemporary) return keepMethod ? 307 : 302;
-  return keepMethod ? 308 : 301;
-}
-
 function createStage(site, mods, script) {
-  const { config, sendError, log } = site;
-  const head = readFirst(site, ['.head', 'head.html']);
-  const foot = readFirst(site, ['.foot', 'foot.html']);
-  const server = site.serverName;
-  const { maxPostDataSize: limit, users, page404 } = config; // schema defaults: 200 MiB, [], 404.html
+  const { config, log } = site;
   setBodyBudget(config.maxPostDataInFlight); // bodies buffered at once by this worker's requests
-  const warned = new Set();
-  const authenticate = site.authenticate;
-  const proxyMods = mods.filter((mod) => mod.proxySafe);
-  const connectMods = mods.filter((mod) => mod.proxy);
+  const s = {
+    config,
+    log,
+    sendError: site.sendError,
+    authenticate: site.authenticate,
+    head: site.headFoot.head.toString('utf8'), // read once by site.js
+    foot: site.headFoot.foot.toString('utf8'),
+    limit: config.maxPostDataSize,
+    warned: new Set(),
+    mods,
+    script,
+    proxyMods: mods.filter((mod) => mod.proxySafe),
+    connectMods: mods.filter((mod) => mod.proxy),
+    modLogs: mods.map((mod) => createLogFacilities(log, mod.label)),
+    scriptLog: createLogFacilities(log, SCRIPT_NAME),
+    forgiving: createForgiving(log),
+    sharedConfig: sharedConfigFor(site),
+  };
+  process.serverConfig = s.sharedConfig;
 
+  function scripting(req, res, next) {
+    return withUser(s, req, res, () => runUserCode(userCodeState(s, req, res), run, s, req, res, next));
+  }
+  scripting.proxyRequest = s.proxyMods.length === 0 ? null : function proxyRequest(req, res) {
+    return withUser(s, req, res, () => runUserCode(userCodeState(s, req, res), runProxy, s, req, res));
+  };
+  scripting.connect = s.connectMods.length === 0 ? null : (req, socket, head) => connect(s, req, socket, head);
+  return scripting;
+}
+
+// One config object per worker, shared by every mod and the script (as SVR.JS 3.x did), and
+// process.serverConfig: the SVR.JS keys svr reads, under their SVR.JS names, with the schema's
+// defaults applied (users [], page404 "404.html", ...).
+function sharedConfigFor(site) {
   // The configured headers (Server first) with SVR.JS's {path} filled in for this request.
   const customHeaders = (req) => headersFor(site, req ? req.url : '{path}');
-
-  // One config object per worker, shared by every mod and the script (as SVR.JS 3.x did), and
-  // process.serverConfig: the SVR.JS keys svr reads, under their SVR.JS names, with the schema's
-  // defaults applied (users [], page404 "404.html", ...).
-  const sharedConfig = Object.assign({}, config, {
+  return Object.assign({}, site.config, {
     version,
     productName: 'svr',
     getCustomHeaders() {
       const store = requestContext.getStore();
       return customHeaders(store && store.req);
     },
-    generateServerString: () => server,
+    generateServerString: () => site.serverName,
   });
-  process.serverConfig = sharedConfig;
-
-  // sendError logs a 5xx error's stack when it can still send the page; when the response has
-  // already started it can only cut the connection, so say what happened here.
-  function fail(req, res, status, { extName, error, headers } = {}) {
-    if (res.headersSent && error !== undefined) {
-      log.error(`${extName ? `${extName}: ` : ''}${req.method} ${req.url} failed after its response started: ${describeError(error)}`);
-    }
-    sendError(req, res, status, { extName, error, headers });
-  }
-
-  // defaultExtName: for res.error in a mod, the mod's name/version, so that an error page raised
-  // by a mod names it (with exposeModsInErrorPages) even when it passes no extName.
-  function errorFunction(req, res, defaultExtName) {
-    return function callServerError(code, extName, error, headers) {
-      const args = errorArguments(code, extName, error, headers);
-      if (args.extName === undefined) args.extName = defaultExtName;
-      fail(req, res, args.status, args);
-    };
-  }
-
-  function redirectFunction(res) {
-    return function redirect(destination, isTemporary, keepMethod, headers) {
-      if (headers && typeof headers === 'object') {
-        for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-      }
-      res.setHeader('Location', String(destination));
-      res.writeHead(redirectStatus(isTemporary, keepMethod));
-      res.end();
-    };
-  }
-
-  function responseEndFunction(res) {
-    return function responseEnd(body) {
-      res.write(head + (body === undefined || body === null ? '' : body) + foot);
-      res.end();
-    };
-  }
-
-  // next()/elseCallback: once only, and never after the response has been answered.
-  function passOn(res, who, next) {
-    let called = false;
-    return function elseCallback() {
-      if (called) return warnOnce(`${who} called next()/elseCallback() twice; the second call is ignored`);
-      called = true;
-      if (res.headersSent || res.writableEnded) {
-        return warnOnce(`${who} passed the request on after answering it; add "return;" or set disableEndElseCallbackExecute = true`);
-      }
-      next();
-    };
-  }
-
-  function warnOnce(message) {
-    if (warned.has(message)) return;
-    warned.add(message);
-    log.warn(message);
-  }
-
-  const modLogs = mods.map((mod) => createLogFacilities(log, mod.label));
-  const scriptLog = createLogFacilities(log, SCRIPT_NAME);
-  const forgiving = makeForgiving((message) => log.warn(message));
-
-  function runMod(index, req, res, next) {
-    const mod = mods[index];
-    const failed = (error) => fail(req, res, 500, { extName: mod.label, error });
-    res.error = errorFunction(req, res, mod.label);
-    forgiving.speaking(res, mod.label);
-    let result;
-    try {
-      result = mod.handler(req, res, modLogs[index], sharedConfig, next);
-    } catch (error) {
-      failed(error);
-      return;
-    }
-    if (result && typeof result.then === 'function') result.then(undefined, failed);
-  }
-
-  function runScript(req, res, next) {
-    const elseCallback = passOn(res, SCRIPT_NAME, next);
-    res.error = errorFunction(req, res);
-    forgiving.speaking(res, SCRIPT_NAME);
-    try {
-      script(...legacyArguments(req, res, scriptLog, sharedConfig, elseCallback, limit));
-    } catch (error) {
-      fail(req, res, 500, { error });
-    }
-  }
-
-  // req.rewriteURL(url, callback) (SVR.JS 4.5): a mod points the request at another URL of this
-  // site; a URL that is not a clean absolute path (".." or "." segments, "//", a backslash) is 403.
-  function rewriteFunction(req, res) {
-    return function rewriteURL(url, callback) {
-      const target = String(url);
-      const pathname = target.split(/[?#]/)[0];
-      if (!pathname.startsWith('/') || /\/\.{1,2}(\/|$)|\/\/|\\/.test(pathname) || /%2e|%2f|%5c/i.test(pathname)) {
-        log.warn(`${req.method} ${req.url}: invalid URL rewriting to ${target}; answered 403`);
-        res.error(403);
-        return;
-      }
-      req.url = target;
-      req.parsedURL = freeze(urlObject(req, target));
-      if (typeof callback === 'function') callback();
-    };
-  }
-
-  function decorate(req, res, { isProxy = false } = {}) {
-    req.isProxy = isProxy;
-    req.parsedURL = freeze(urlObject(req, req.url));
-    req.originalParsedURL = isProxy ? req.parsedURL : freeze(urlObject(req, beforeRewriting(req)));
-    if (req.authUser === undefined) req.authUser = null;
-    req.rewriteURL = rewriteFunction(req, res);
-    res.error = errorFunction(req, res); // each mod gets its own (see runMod)
-    res.redirect = redirectFunction(res);
-    res.responseEnd = responseEndFunction(res);
-    res.head = head;
-    res.foot = foot;
-    forgiving.install(req, res);
-    countRequest(res);
-  }
-
-  function run(req, res, next) {
-    decorate(req, res);
-    let index = 0;
-    let who = null; // the mod or script that has the request, for scriptTimeout's log line
-    const disarm = armScriptTimeout(res, config.scriptTimeout, () => who, (name) => {
-      log.error(`${name} did not answer ${req.method} ${req.url} within scriptTimeout (${config.scriptTimeout} ms): 504`);
-      fail(req, res, 504, { extName: name });
-    });
-    const passed = () => { disarm(); next(); };
-    const step = () => {
-      if (index < mods.length) {
-        const current = index++;
-        who = mods[current].label;
-        runMod(current, req, res, passOn(res, mods[current].label, step));
-      } else if (script) {
-        who = SCRIPT_NAME;
-        runScript(req, res, passed);
-      } else {
-        passed();
-      }
-    };
-    step();
-  }
-
-  // Absolute-form requests: only the mods that take proxy requests, then 501.
-  function runProxy(req, res) {
-    decorate(req, res, { isProxy: true });
-    let index = 0;
-    const step = () => {
-      if (index < proxyMods.length) {
-        const mod = proxyMods[index++];
-        runMod(mods.indexOf(mod), req, res, passOn(res, mod.label, step));
-      } else {
-        fail(req, res, 501);
-      }
-    };
-    step();
-  }
-
-  function withUser(req, res, go) {
-    if (authenticate && req.headers.authorization !== undefined) {
-      return authenticate(req).then(({ user, throttled, retryAfter }) => {
-        req.svr.user = user;
-        req.authUser = user;
-        // Too many failures from this address: nothing was checked; whatever the script answers
-        // (its own 401, typically) tells the client when to try again.
-        if (throttled) res.setHeader('Retry-After', String(retryAfter));
-        go();
-      });
-    }
-    go();
-    return undefined;
-  }
-
-  function scripting(req, res, next) {
-    const state = { req, res, fail: (error) => fail(req, res, 500, { error }) };
-    return withUser(req, res, () => runUserCode(state, run, req, res, next));
-  }
-
-  scripting.proxyRequest = proxyMods.length === 0 ? null : function proxyRequest(req, res) {
-    if (!req.svr) req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null };
-    const state = { req, res, fail: (error) => fail(req, res, 500, { error }) };
-    return withUser(req, res, () => runUserCode(state, runProxy, req, res));
-  };
-
-  scripting.connect = connectMods.length === 0 ? null : function connect(req, socket, head) {
-    socket.on('error', () => {}); // a client gone mid-tunnel is not the worker's problem
-    req.isProxy = true;
-    let index = 0;
-    const step = () => {
-      if (index >= connectMods.length) {
-        if (!socket.destroyed) socket.end(BARE_501);
-        return;
-      }
-      const mod = connectMods[index++];
-      const logFacilities = modLogs[mods.indexOf(mod)];
-      let done = false;
-      const next = () => {
-        if (done) return;
-        done = true;
-        step();
-      };
-      try {
-        mod.proxy(req, socket, head, logFacilities, sharedConfig, next);
-      } catch (error) {
-        log.error(`${mod.label}: its proxy handler threw for CONNECT ${req.url}: ${describeError(error)}`);
-        if (!socket.destroyed) socket.end('HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
-      }
-    };
-    const state = { req, res: { headersSent: true }, fail: () => { if (!socket.destroyed) socket.destroy(); } };
-    requestContext.run(state, step);
-  };
-
-  return scripting;
 }
 
-module.exports = { createScriptingStage, urlObject, errorArguments };
+// What request-context.js needs to answer for a request whose user code crashed.
+function userCodeState(s, req, res) {
+  return { req, res, fail: (error) => fail(s, req, res, 500, { error }) };
+}
+
+function runMod(s, index, req, res, next) {
+  const mod = s.mods[index];
+  const failed = (error) => fail(s, req, res, 500, { extName: mod.label, error });
+  res.error = errorFunction(s, req, res, mod.label);
+  s.forgiving.speaking(res, mod.label);
+  let result;
+  try {
+    result = mod.handler(req, res, s.modLogs[index], s.sharedConfig, next);
+  } catch (error) {
+    failed(error);
+    return;
+  }
+  if (result && typeof result.then === 'function') result.then(undefined, failed);
+}
+
+function runScript(s, req, res, next) {
+  const elseCallback = passOn(s, res, SCRIPT_NAME, next);
+  res.error = errorFunction(s, req, res);
+  s.forgiving.speaking(res, SCRIPT_NAME);
+  try {
+    s.script(...legacyArguments(req, res, s.scriptLog, s.sharedConfig, elseCallback, s.limit));
+  } catch (error) {
+    fail(s, req, res, 500, { error });
+  }
+}
+
+// The mods in order, then the script, then next(); scriptTimeout watches whoever has the request.
+function run(s, req, res, next) {
+  decorate(s, req, res);
+  const { mods, config, log } = s;
+  let index = 0;
+  let who = null; // the mod or script that has the request, for scriptTimeout's log line
+  const disarm = armScriptTimeout(res, config.scriptTimeout, () => who, (name) => {
+    log.error(`${name} did not answer ${req.method} ${req.url} within scriptTimeout (${config.scriptTimeout} ms): 504`);
+    fail(s, req, res, 504, { extName: name });
+  });
+  const passed = () => { disarm(); next(); };
+  const step = () => {
+    if (index < mods.length) {
+      const current = index++;
+      who = mods[current].label;
+      runMod(s, current, req, res, passOn(s, res, mods[current].label, step));
+    } else if (s.script) {
+      who = SCRIPT_NAME;
+      runScript(s, req, res, passed);
+    } else {
+      passed();
+    }
+  };
+  step();
+}
+
+// Absolute-form requests: only the mods that take proxy requests, then 501.
+function runProxy(s, req, res) {
+  decorate(s, req, res, { isProxy: true });
+  let index = 0;
+  const step = () => {
+    if (index < s.proxyMods.length) {
+      const mod = s.proxyMods[index++];
+      runMod(s, s.mods.indexOf(mod), req, res, passOn(s, res, mod.label, step));
+    } else {
+      fail(s, req, res, 501);
+    }
+  };
+  step();
+}
+
+function withUser(s, req, res, go) {
+  if (s.authenticate && req.headers.authorization !== undefined) {
+    return s.authenticate(req).then(({ user, throttled, retryAfter }) => {
+      req.svr.user = user;
+      req.authUser = user;
+      // Too many failures from this address: nothing was checked; whatever the script answers
+      // (its own 401, typically) tells the client when to try again.
+      if (throttled) res.setHeader('Retry-After', String(retryAfter));
+      go();
+    });
+  }
+  go();
+  return undefined;
+}
+
+// CONNECT: the mods' proxy handlers in order, then a bare 501.
+function connect(s, req, socket, head) {
+  socket.on('error', () => {}); // a client gone mid-tunnel is not the worker's problem
+  req.isProxy = true;
+  let index = 0;
+  const step = () => {
+    if (index >= s.connectMods.length) {
+      if (!socket.destroyed) socket.end(BARE_501);
+      return;
+    }
+    const mod = s.connectMods[index++];
+    const logFacilities = s.modLogs[s.mods.indexOf(mod)];
+    let done = false;
+    const next = () => {
+      if (done) return;
+      done = true;
+      step();
+    };
+    try {
+      mod.proxy(req, socket, head, logFacilities, s.sharedConfig, next);
+    } catch (error) {
+      s.log.error(`${mod.label}: its proxy handler threw for CONNECT ${req.url}: ${describeError(error)}`);
+      if (!socket.destroyed) socket.end('HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+    }
+  };
+  const state = { req, res: { headersSent: true }, fail: () => { if (!socket.destroyed) socket.destroy(); } };
+  requestContext.run(state, step);
+}
+
+module.exports = { createScriptingStage };

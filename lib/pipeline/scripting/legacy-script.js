@@ -61,7 +61,7 @@ class ScriptLoadError extends Error {
 
 // Where the script lives for this config: in wwwroot (default) or next to svr.js.
 function scriptPath(config, installDir) {
-  const dir = config.useWebRootServerSideScript === false ? installDir : config.wwwroot;
+  const dir = !config.useWebRootServerSideScript ? installDir : config.wwwroot;
   return path.join(dir, SCRIPT_NAME);
 }
 

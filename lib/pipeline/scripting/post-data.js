@@ -15,18 +15,18 @@
 // formidable's 20 MB limit for fields. Over a limit: 413; malformed: 400; another method: 405.
 // SVR.JS's formidable options argument is accepted for compatibility and ignored.
 
-const crypto = require('node:crypto'); // a worker has it loaded anyway (credentials.js, head-foot.js)
+const crypto = require('node:crypto'); // a worker has it loaded anyway (credentials.js, static/respond.js)
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const querystring = require('node:querystring');
 // Loaded with the module, never on a request path: a require that fails once (EMFILE, say)
-// would fail that way for every later request (attack report, finding 4).
+// would fail that way for every later request.
 const busboy = require('busboy');
 const { mediaType } = require('../../http/headers');
 
 const MAX_BUFFERED_BYTES = 20 * 1024 * 1024;
-const MAX_FILES = 1000; // file parts per request (formidable's maxFiles order; the attack report sent 8,000)
+const MAX_FILES = 1000; // file parts per request (formidable's maxFiles order; a hostile form can hold thousands)
 const MAX_FIELDS = 1000; // formidable's maxFields default
 const RETRY_AFTER_S = 5; // bodies held now are done by then, usually
 
@@ -38,8 +38,8 @@ class BodyError extends Error {
 }
 
 // Reads the body; callback(error, buffer). error.status: 413 (too large) or 400 (aborted).
-// Body bytes buffered in memory at once by all the requests of this worker (attack report,
-// finding 10: 1,500 held 1 MiB uploads took two workers to +1 GiB). Beyond budget.max: 503.
+// Body bytes buffered in memory at once by all the requests of this worker (without a cap, 1,500
+// held 1 MiB uploads took two workers to +1 GiB). Beyond budget.max: 503.
 // Multipart bodies are not buffered (their files go to disk as they arrive), so they do not count.
 function createBodyBudget(max) {
   return { max: Number.isInteger(max) && max > 0 ? max : Infinity, used: 0 };

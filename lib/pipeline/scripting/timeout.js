@@ -1,5 +1,5 @@
 'use strict';
-// scriptTimeout (attack report, finding 13): a request that a mod or serverSideScript.js neither
+// scriptTimeout: a request that a mod or serverSideScript.js neither
 // answers nor passes on was held for ever. A timer armed when user code gets the request answers
 // it with 504 and the error page, and logs who had it. A response that has started by then is
 // left alone (a script that streams slowly is not cut); passing the request on disarms it.

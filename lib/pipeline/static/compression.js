@@ -24,7 +24,7 @@ const MIN_SIZE = 512;
 const BROTLI_QUALITY = 5;
 const GZIP_LEVEL = 6;
 const BROTLI_STREAM_QUALITY = 4; // files too large to cache are compressed on every request
-// Memory of one on-the-fly compressor (attack report, finding 11: ~12 MiB per brotli stream with
+// Memory of one on-the-fly compressor (~12 MiB per brotli stream with
 // the file's size as a hint, kept by the allocator afterwards). A 256 KiB brotli window and no size
 // hint keep it near 1 MiB; gzip's defaults (32 KiB window, memLevel 8) are ~256 KiB already.
 const BROTLI_STREAM_WINDOW_BITS = 18;
@@ -138,7 +138,7 @@ function createStreamLimits(config) {
 }
 
 function createCompression(config) {
-  if (config.enableCompression === false) return null;
+  if (!config.enableCompression) return null;
   const dontCompress = (config.dontCompress || []).map((text) => compileRegexString(text));
   function isCompressible(contentType, urlPath, size) {
     if (size < MIN_SIZE || !isCompressibleType(contentType)) return false;

@@ -6,29 +6,25 @@
 //                   symlinks, containment); every refusal a 404
 //   directory       301 to add the trailing slash, then index.html / index.htm / index.xhtml, a listing
 //                   (listing.js, with enableDirectoryListing) or 403
-//   respond.js      one path for a file: representation, preconditions, HEAD/Range, body
-//   head-foot.js    .html pages wrapped in .head/.foot (enableIncludingHeadAndFootInHTML)
+//   respond.js      one path for a file: representation (.html pages wrapped in .head/.foot with
+//                   enableIncludingHeadAndFootInHTML among them), preconditions, HEAD/Range, body
 
 const fs = require('node:fs');
 const { sanitizeTarget, encodePath } = require('../../http/target');
 const { ALLOW } = require('../../http/headers');
 const { createResolver, errorStatus } = require('./resolve');
 const { createResponder } = require('./respond');
-const { createHeadFoot } = require('./head-foot');
 
 const INDEX_FILES = ['index.html', 'index.htm', 'index.xhtml']; // SVR.JS's order
 
 function createStaticStage(site) {
   const { config, sendError } = site;
-  const trailingRedirect = config.disableTrailingSlashRedirects !== true;
-  const listingEnabled = config.enableDirectoryListing === true;
+  const trailingRedirect = !config.disableTrailingSlashRedirects;
+  const listingEnabled = config.enableDirectoryListing;
   const { resolve, isHidden } = createResolver(site);
   const { respond } = createResponder(site, { isHidden });
   // listing.js is loaded only where listings are on: ~3 MiB less in each idle worker otherwise.
   const listDirectory = listingEnabled ? require('./listing').createListing(site, { isHidden }) : null;
-  const headFoot = createHeadFoot(site); // null unless enableIncludingHeadAndFootInHTML and the files exist
-  const serveFile = headFoot === null ? respond
-    : (req, res, found) => (headFoot.applies(found.real) ? headFoot.serve(req, res, found) : respond(req, res, found));
 
   function answerStatus(req, res, status, error) {
     return sendError(req, res, status, { error: status === 500 ? error : undefined });
@@ -73,7 +69,7 @@ function createStaticStage(site) {
     }
     for (const name of INDEX_FILES) {
       const index = resolve(pathname + name);
-      if (index.stats && index.stats.isFile()) return serveFile(req, res, index);
+      if (index.stats && index.stats.isFile()) return respond(req, res, index);
       if (index.status === 403) return sendError(req, res, 403);
     }
     if (!listingEnabled) return sendError(req, res, 403);
@@ -89,7 +85,7 @@ function createStaticStage(site) {
     if (found.status) return answerStatus(req, res, found.status, found.error);
     if (found.stats.isDirectory()) return serveDirectory(req, res, pathname, found.real);
     if (!found.stats.isFile() || pathname.endsWith('/')) return sendError(req, res, 404);
-    return serveFile(req, res, found);
+    return respond(req, res, found);
   };
 }
 

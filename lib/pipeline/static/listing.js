@@ -13,7 +13,7 @@
 //   `HEAD.html` after the title, `.maindesc` below the table, `.dirfoot` or `FOOT.html` at the end;
 //   with `enableDirectoryListingWithDefaultHead`, the web root's `.head`/`head.html` and
 //   `.foot`/`foot.html` (read at load) stand in for a directory without its own.
-// - never more than a slice of work per turn of the event loop (attack report, finding 16: 20,000
+// - never more than a slice of work per turn of the event loop (20,000
 //   entries held the worker for 150-200 ms): the names are sorted once per directory version (its
 //   mtime changes when an entry is added, removed or renamed) and kept; entries are looked at and
 //   rendered SLICE entries at a time, so sizes and dates are always the current ones.
@@ -97,10 +97,10 @@ const SORT_SCRIPT = '<script>(function(){var t=document.querySelector("th>button
 
 function createListing(site, { isHidden }) {
   const realRoot = site.root;
-  const followSymlinks = site.config.followSymlinks === true;
-  const allowDotfiles = site.config.allowDotfiles === true;
+  const followSymlinks = site.config.followSymlinks;
+  const allowDotfiles = site.config.allowDotfiles;
   const footer = escapeHTML(site.serverName);
-  const withDefaultHead = site.config.enableDirectoryListingWithDefaultHead === true;
+  const withDefaultHead = site.config.enableDirectoryListingWithDefaultHead;
   const defaultHead = withDefaultHead ? readCustom(site.webRoot, realRoot, ['.head', 'head.html']) : null;
   const defaultFoot = withDefaultHead ? readCustom(site.webRoot, realRoot, ['.foot', 'foot.html']) : null;
 

@@ -52,8 +52,8 @@ function lstatBeneath(root, rel) {
 function createResolver(site) {
   const root = site.root;
   const rootPrefix = root === '/' ? '/' : root + path.sep;
-  const allowDotfiles = site.config.allowDotfiles === true;
-  const followSymlinks = site.config.followSymlinks === true;
+  const allowDotfiles = site.config.allowDotfiles;
+  const followSymlinks = site.config.followSymlinks;
   // Every path checked here is the root or lies under it, so only the protected paths that are the
   // root, lie under it or contain it can match: the others (usually all of them) are dropped once
   // here instead of being compared on every request (profiled: 1.8% of a worker's time for 1 KiB).

@@ -1,0 +1,56 @@
+'use strict';
+// Strict HTTP/1 where Node's parser is lenient; nginx and
+// RFC 9112 refuse these, and so does svr, before any other stage looks at the request:
+//
+//   HTTP version other than 1.0 / 1.1 on the HTTP/1 port (e.g. "GET / HTTP/2.0")   505
+//   more than one Host header                                                      400
+//   no Host header on HTTP/1.1 (Node refuses it too; kept here so it is explicit)  400
+//   Transfer-Encoding other than exactly "chunked" (RFC 9112 §6.1: the body's end
+//   cannot be known, so the rest of the connection must not be read as a request)  501
+//   a request head larger than maxHeaderSize counted as on the wire: request line
+//   and every header line with its ": " and CRLF (Node counts only names and
+//   values, so 5,000 "A: b" lines, 30 KB, passed a 16 KB limit)                     431
+//
+// Every refusal closes the connection (Connection: close), as nginx does: after a malformed head
+// the framing of what follows cannot be trusted. HTTP/2 requests (req.stream) have their own
+// framing and are not checked here. The listeners set maxHeadersCount to 0 so that every header
+// line reaches rawHeaders and is counted (the byte limit above still bounds them).
+
+const REQUEST_LINE_OVERHEAD = ' '.length * 2 + 'HTTP/1.1'.length + 2; // spaces, version, CRLF
+const HEADER_LINE_OVERHEAD = ': '.length + 2; // separator and CRLF
+const END_OF_HEAD = 2;
+
+function createStrictHeadStage(site) {
+  const maxHeaderSize = site.config.maxHeaderSize;
+
+  function refuse(req, res, status) {
+    return site.sendError(req, res, status, { headers: { Connection: 'close' } });
+  }
+
+  // The first problem of an HTTP/1 request head, as a status, or 0.
+  function headProblem(req) {
+    if (req.httpVersionMajor !== 1 || req.httpVersionMinor > 1) return 505;
+    const raw = req.rawHeaders;
+    let size = req.method.length + req.url.length + REQUEST_LINE_OVERHEAD + END_OF_HEAD;
+    let hosts = 0;
+    for (let i = 0; i < raw.length; i += 2) {
+      const name = raw[i];
+      size += name.length + raw[i + 1].length + HEADER_LINE_OVERHEAD;
+      if (name.length === 4 && name.toLowerCase() === 'host') hosts++;
+    }
+    if (size > maxHeaderSize) return 431;
+    if (hosts > 1 || (hosts === 0 && req.httpVersionMinor === 1)) return 400;
+    const te = req.headers['transfer-encoding'];
+    if (te !== undefined && te.trim().toLowerCase() !== 'chunked') return 501;
+    return 0;
+  }
+
+  return function strictHead(req, res, next) {
+    if (req.stream !== undefined) return next(); // HTTP/2
+    const status = headProblem(req);
+    if (status !== 0) return refuse(req, res, status);
+    return next();
+  };
+}
+
+module.exports = { createStrictHeadStage };

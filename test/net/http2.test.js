@@ -1,0 +1,103 @@
+'use strict';
+// HTTP/2 (enableHTTP2): the same site over h2 and over HTTP/1.1 on the same port, with Node's
+// http2 client and curl --http2. In-process: the pipeline behind the listeners a worker builds
+// (lib/net's HTTP/2 server with its TLS context; support/pipeline.js, asWorker).
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { startTlsPipeline, httpsRequest, h2Request, h2Connect, curl } = require('../support/tls-helpers');
+
+const FILE = 'abcdefghijklmnopqrstuvwxyz0123456789\n';
+
+let server;
+test.before(async () => {
+  // 2048 bits: curl verifies the certificate below, and refuses a smaller key.
+  server = await startTlsPipeline({ config: { enableHTTP2: true, workers: 2 }, files: { 'index.html': 'hello over h2\n', 'dir/file.txt': FILE }, keyBits: 2048 });
+});
+test.after(async () => {
+  if (server) await server.stop();
+});
+
+test('h2: a static file, negotiated by ALPN, in the access log as HTTP/2.0 with the client address', async () => {
+  const res = await h2Request(server.httpsUrl, '/dir/file.txt', { headers: { 'user-agent': 'h2-test' } });
+  assert.equal(res.alpn, 'h2');
+  assert.equal(res.status, 200);
+  assert.equal(res.text, FILE);
+  assert.equal(res.headers['content-type'], 'text/plain; charset=utf-8');
+  assert.equal(res.headers['content-length'], String(FILE.length));
+  const line = await server.waitForLog(/"GET \/dir\/file.txt HTTP\/2.0" 200 .*"h2-test"/, 'stdout');
+  assert.match(line, /^127\.0\.0\.1 - - \[/);
+  assert.match(line, new RegExp(`" 200 ${FILE.length} `));
+});
+
+test('h2: several streams on one session', async () => {
+  const session = h2Connect(server.httpsUrl);
+  try {
+    const all = await Promise.all(Array.from({ length: 20 }, (_, i) => h2Request(server.httpsUrl, i % 2 ? '/' : '/dir/file.txt', { session })));
+    assert.deepEqual(all.map((r) => r.status), Array(20).fill(200));
+    assert.equal(all[0].text, FILE);
+    assert.equal(all[1].text, 'hello over h2\n');
+  } finally {
+    session.close();
+  }
+});
+
+test('h2: a range request gets 206 and the bytes asked for', async () => {
+  const res = await h2Request(server.httpsUrl, '/dir/file.txt', { headers: { range: 'bytes=3-9' } });
+  assert.equal(res.status, 206);
+  assert.equal(res.text, FILE.slice(3, 10));
+  assert.equal(res.headers['content-range'], `bytes 3-9/${FILE.length}`);
+});
+
+test('h2: HEAD has headers and no body; a missing file is a 404', async () => {
+  const head = await h2Request(server.httpsUrl, '/dir/file.txt', { method: 'HEAD' });
+  assert.equal(head.status, 200);
+  assert.equal(head.body.length, 0);
+  const missing = await h2Request(server.httpsUrl, '/nope.txt');
+  assert.equal(missing.status, 404);
+});
+
+test('h2 port still speaks HTTP/1.1 to clients that do not offer h2', async () => {
+  const res = await httpsRequest(`${server.httpsUrl}/dir/file.txt`);
+  assert.equal(res.httpVersion, '1.1');
+  assert.equal(res.status, 200);
+  assert.equal(res.text, FILE);
+  const curled = await curl(['--insecure', '--http1.1', '--write-out', '%{http_version}', '--output', '/dev/null', `${server.httpsUrl}/`]);
+  assert.equal(curled.stdout.toString(), '1.1');
+});
+
+test('curl --http2 gets the file over HTTP/2, verifying the generated certificate for localhost', async () => {
+  const cacert = path.join(server.stateDir, 'selfsigned-cert.pem');
+  assert.ok(fs.existsSync(cacert));
+  const out = path.join(server.dir, 'curl-out.txt');
+  const res = await curl(['--http2', '--cacert', cacert, '--write-out', '%{http_version} %{http_code}', '--output', out, `${server.httpsUrl}/dir/file.txt`]);
+  assert.equal(res.code, 0, res.stderr);
+  assert.equal(res.stdout.toString(), '2 200');
+  assert.equal(fs.readFileSync(out, 'utf8'), FILE);
+  const range = await curl(['--http2', '--cacert', cacert, '--range', '0-4', `${server.httpsUrl}/dir/file.txt`]);
+  assert.equal(range.stdout.toString(), 'abcde');
+});
+
+test('no cleartext HTTP/2 (h2c) on the plain port', async () => {
+  const res = await curl(['--http2-prior-knowledge', '--output', '/dev/null', '--write-out', '%{http_version}', `${server.url}/`]);
+  assert.notEqual(res.stdout.toString(), '2');
+});
+
+test('h2: a session idle for keepAliveTimeout is closed with a GOAWAY', async () => {
+  const quick = await startTlsPipeline({ config: { enableHTTP2: true, keepAliveTimeout: 300 } });
+  try {
+    const session = h2Connect(quick.httpsUrl);
+    const goaway = new Promise((resolve) => session.once('goaway', (code) => resolve(code)));
+    const closed = new Promise((resolve) => session.once('close', resolve));
+    const res = await h2Request(quick.httpsUrl, '/', { session });
+    assert.equal(res.status, 200);
+    const startedAt = Date.now();
+    assert.equal(await goaway, 0, 'GOAWAY with NO_ERROR');
+    await closed;
+    assert.ok(Date.now() - startedAt >= 250, 'not before the timeout');
+  } finally {
+    await quick.stop();
+  }
+});

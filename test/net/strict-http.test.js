@@ -1,0 +1,91 @@
+'use strict';
+// Strict HTTP/1 at the edge, over raw sockets.
+// Node's parser is lenient where RFC 9112 and nginx are not; svr answers these itself.
+
+const { describe, it, before, after } = require('node:test');
+const assert = require('node:assert/strict');
+const net = require('node:net');
+const { startServer } = require('../support/helpers');
+
+// Sends raw bytes and collects everything until the server closes or `quietMs` pass without data
+// after a complete response head. Resolves with { text, status, closed }.
+function raw(port, bytes, { waitClose = false } = {}) {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let text = '';
+    let done = false;
+    const finish = (closed) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      socket.destroy();
+      const m = /^HTTP\/1\.[01] (\d{3})/.exec(text);
+      resolve({ text, status: m ? Number(m[1]) : null, closed });
+    };
+    const timer = setTimeout(() => finish(false), 5000);
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk) => {
+      text += chunk;
+      const head = text.indexOf('\r\n\r\n');
+      if (!waitClose && head !== -1) {
+        const length = /\r\ncontent-length: *(\d+)/i.exec(text.slice(0, head));
+        if (length && text.length >= head + 4 + Number(length[1])) finish(false);
+      }
+    });
+    socket.on('end', () => finish(true));
+    socket.on('close', () => finish(true));
+    socket.on('error', (err) => (done ? undefined : reject(err)));
+    socket.write(bytes);
+  });
+}
+
+describe('strict HTTP/1 at the edge', () => {
+  let srv;
+  before(async () => {
+    srv = await startServer({ files: { 'index.html': 'home', 'a.txt': 'A' } });
+  });
+  after(() => srv.stop());
+
+  it('answers a well-formed request (control)', async () => {
+    const res = await raw(srv.port, 'GET /a.txt HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    assert.equal(res.status, 200);
+    assert.ok(res.text.endsWith('A'));
+  });
+
+  it('a duplicate Host header -> 400', async () => {
+    const res = await raw(srv.port, 'GET /a.txt HTTP/1.1\r\nHost: localhost\r\nHost: evil.example\r\n\r\n');
+    assert.equal(res.status, 400, res.text);
+  });
+
+  it('no Host on HTTP/1.1 -> 400; HTTP/1.0 needs none', async () => {
+    assert.equal((await raw(srv.port, 'GET /a.txt HTTP/1.1\r\nAccept: */*\r\n\r\n')).status, 400);
+    assert.equal((await raw(srv.port, 'GET /a.txt HTTP/1.0\r\n\r\n', { waitClose: true })).status, 200);
+  });
+
+  it('HTTP/2.0 or another unsupported version on the HTTP/1 port -> 505', async () => {
+    for (const version of ['2.0', '3.0', '1.2']) {
+      const res = await raw(srv.port, `GET /a.txt HTTP/${version}\r\nHost: localhost\r\n\r\n`, { waitClose: true });
+      assert.equal(res.status, 505, `${version}: ${res.text}`);
+    }
+  });
+
+  it('a Transfer-Encoding other than chunked -> 501 and the connection closed', async () => {
+    for (const te of ['gzip', 'xchunked', 'chunked, gzip', 'gzip, chunked']) {
+      const body = '5\r\nhello\r\n0\r\n\r\n';
+      const res = await raw(srv.port, `POST /a.txt HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: ${te}\r\n\r\n${body}` +
+        'GET /a.txt HTTP/1.1\r\nHost: localhost\r\n\r\n', { waitClose: true });
+      assert.equal(res.status, 501, `${te}: ${res.text}`);
+      assert.equal(res.closed, true, `${te}: the connection is closed`);
+      assert.equal((res.text.match(/^HTTP\/1\.1 /gm) || []).length, 1, `${te}: nothing after it is answered`);
+    }
+  });
+
+  it('the header size limit counts the bytes on the wire: 30 KB of headers do not pass 16 KB', async () => {
+    const headers = 'A: b\r\n'.repeat(5000); // 30,000 bytes; only 10,000 of names and values
+    const res = await raw(srv.port, `GET /a.txt HTTP/1.1\r\nHost: localhost\r\n${headers}\r\n`, { waitClose: true });
+    assert.equal(res.status, 431, res.text.slice(0, 200));
+    // and a head just under the limit still passes
+    const fits = 'X-Pad: ' + 'p'.repeat(15000) + '\r\n';
+    assert.equal((await raw(srv.port, `GET /a.txt HTTP/1.1\r\nHost: localhost\r\n${fits}\r\n`)).status, 200);
+  });
+});
