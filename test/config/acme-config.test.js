@@ -35,7 +35,7 @@ test('svr check refuses ACME without a name, with cert/key, or with a malformed 
   assert.match(both.stderr, /acme: svr serves "cert" and "key" when they are set/);
   const bad = await check({ domain: 'example.com', acme: { directory: 'ftp://x', email: 'nobody', challenges: ['dns-01'], keyType: 'dsa', domains: ['*.example.com'], colour: 1 } });
   assert.equal(bad.code, 1);
-  for (const key of ['acme.directory', 'acme.email', 'acme.challenges\\[0\\]', 'acme.keyType', 'acme.domains\\[0\\]', 'acme']) {
+  for (const key of ['acme.directory', 'acme.email', 'acme.challenges\\[0\\]', 'acme.keyType', 'acme.domains\\[0\\]', 'acme.colour']) {
     assert.match(bad.stderr, new RegExp(`: ${key}: `), key);
   }
   assert.match(bad.stderr, /no wildcards: they need DNS-01/);
