@@ -37,10 +37,11 @@ function applyTimeouts(server, config) {
 // Each listener: { server, port (as configured), listen ({ port, host } or { path }: server.listen's
 // options), scheme, onRequest }.
 // handlers: { site(req, res), httpsRedirect(req, res), connect?(req, socket, head), acmeAnswers? },
-// the worker's entry points (acmeAnswers: the TLS-ALPN-01 answers, with ACME on). The plain listener of an HTTPS site answers with httpsRedirect unless
-// disableToHTTPSRedirect is set. CONNECT requests go to handlers.connect (without a listener Node
-// would close the connection unanswered); requests with an Upgrade header go to the listener's
-// request handler as well (upgrade.js).
+// the worker's entry points (acmeAnswers: the TLS-ALPN-01 answers, with ACME on). The plain
+// listener of an HTTPS site answers with httpsRedirect unless disableToHTTPSRedirect is set.
+// CONNECT requests go to handlers.connect (without a listener Node would close the connection
+// unanswered); requests with an Upgrade header go to the listener's request handler as well
+// (upgrade.js).
 function createListeners(config, handlers) {
   const listeners = [];
   const handler = handlers.site;

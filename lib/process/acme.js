@@ -4,7 +4,7 @@
 // Challenges are also written to the state directory, for the other hosts that share it and for
 // a worker that starts while one is pending.
 //
-//   startAcme(config, { workers() -> serving workers, log }) -> AcmeManager | null
+//   startAcme(config, { workers() -> serving workers, log, previous }) -> AcmeManager | null
 //   startAcme(config, { deliver(message) -> answered count, log })  --single-threaded: the
 //     process's own worker takes the messages
 
@@ -34,7 +34,8 @@ function broadcast(workers, message) {
   }))).then((results) => results.filter(Boolean).length);
 }
 
-function startAcme(config, { workers, deliver, log, installedSerial = null }) {
+// previous: the manager this one replaces (a reload): its served serial and counts carry over.
+function startAcme(config, { workers, deliver, log, previous = null }) {
   const settings = acmeSettings(config);
   if (!settings || !settings.certName) return null;
   const store = new AcmeStore(acmeDirectory(config));
@@ -57,7 +58,11 @@ function startAcme(config, { workers, deliver, log, installedSerial = null }) {
       if (loaded < total) log.warn(`ACME: ${total - loaded} of ${total} worker(s) did not confirm the new certificate for ${name}`);
     },
   });
-  manager.start(installedSerial);
+  if (previous && previous.settings.certName === settings.certName) {
+    manager.failedTotal = previous.failedTotal;
+    manager.orders = previous.orders;
+  }
+  manager.start(previous ? previous.installedSerial : null);
   return manager;
 }
 

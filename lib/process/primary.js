@@ -93,12 +93,13 @@ class Supervisor {
 
   // ACME orders once the workers listen: they answer the CA's challenges. A reload starts it
   // again with the new config (the workers it starts already read the certificate on disk).
+  // The metrics' counters carry over (a Prometheus counter never goes down while the process lives).
   restartAcme() {
-    const installed = this.acme ? this.acme.installedSerial : null;
-    if (this.acme) this.acme.stop();
+    const previous = this.acme;
+    if (previous) previous.stop();
     this.acme = startAcme(this.config, {
       log,
-      installedSerial: installed,
+      previous,
       workers: () => [...this.pool].filter((worker) => worker.svr.ready && !worker.svr.retiring),
     });
   }

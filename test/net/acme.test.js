@@ -95,6 +95,7 @@ for (const challenge of ['http-01', 'tls-alpn-01']) {
     assert.equal(again.authorized, true);
     assert.equal(again.cert.serialNumber, result.cert.serialNumber);
     assert.equal(pebble.orders(), 1);
+    assert.match((await request(`http://127.0.0.1:${port}/metrics`)).text, new RegExp(`svr_acme_orders_total\\{name="${domain}"\\} 1`), 'the counter survives the reload');
   });
 }
 
