@@ -15,6 +15,7 @@ const { parseListenAddress } = require('./listen-address');
 const { DEFAULT_CONFIG_FILE, stateDirectory } = require('../product');
 const { sensitiveFiles } = require('./sensitive-files');
 const { workerCount } = require('./worker-count');
+const { configuredHosts } = require('../acme/settings');
 
 // Keys holding file-system paths, resolved against the config file's directory.
 // (errorPages[].path and page404 stay relative to wwwroot, as in SVR.JS.)
@@ -211,9 +212,9 @@ function acmeReview(config) {
   const result = { problems: [], warnings: [] };
   if (!isPlainObject(config.acme)) return result;
   const domains = Array.isArray(config.acme.domains) ? config.acme.domains : [];
-  const name = domains[0] || config.domain || config.domian;
+  const name = domains[0] || configuredHosts({ ...config, domain: config.domain || config.domian })[0];
   if (!name) {
-    result.problems.push({ key: 'acme', message: 'ACME needs the name to ask a certificate for: set "domain" (or "acme.domains")' });
+    result.problems.push({ key: 'acme', message: 'ACME needs a DNS name to ask a certificate for: set "domain" (or "acme.domains")' });
     return result;
   }
   if (config.cert || config.key) {

@@ -30,7 +30,7 @@ test('svr check names an ACME site that is not served on port 80 or 443', async 
 test('svr check refuses ACME without a name, with cert/key, or with a malformed key', async () => {
   const noName = await check({ acme: {} });
   assert.equal(noName.code, 1);
-  assert.match(noName.stderr, /acme: ACME needs the name to ask a certificate for: set "domain" \(or "acme.domains"\)/);
+  assert.match(noName.stderr, /acme: ACME needs a DNS name to ask a certificate for: set "domain" \(or "acme.domains"\)/);
   const both = await check({ domain: 'example.com', cert: 'x.pem', key: 'x.key', acme: {} });
   assert.match(both.stderr, /acme: svr serves "cert" and "key" when they are set/);
   const bad = await check({ domain: 'example.com', acme: { directory: 'ftp://x', email: 'nobody', challenges: ['dns-01'], keyType: 'dsa', domains: ['*.example.com'], colour: 1 } });

@@ -125,3 +125,18 @@ test("the certificate's ARI identifier is RFC 9773's: base64url(AKI keyIdentifie
   const cert = der.sequence(tbs, alg, der.bitString(crypto.sign('sha256', tbs, key)));
   assert.equal(ariCertId(cert), 'aYhba4dGQEHhs3uEe6CuLN4ByNQ.AIdlQyE');
 });
+
+test('the names: domain, then the virtual hosts and SNI names that are exact DNS names; acme.domains replaces them', () => {
+  const { acmeSettings } = require('../../lib/acme/settings');
+  const config = {
+    domain: 'Example.com',
+    wwwrootVHost: [{ host: 'blog.example.com', wwwroot: 'b' }, { host: '*.example.org', wwwroot: 'w' }, { host: 'example.net:8080', wwwroot: 'p' }, { wwwroot: 'all' }],
+    sni: { 'shop.example.com': { cert: 'c', key: 'k' }, '*.example.com': { cert: 'c', key: 'k' } },
+    acme: {},
+  };
+  assert.deepEqual(acmeSettings(config).names, ['example.com', 'blog.example.com', 'shop.example.com']);
+  assert.equal(acmeSettings(config).certName, 'example.com');
+  assert.deepEqual(acmeSettings({ ...config, acme: { domains: ['a.example', 'b.example'] } }).names, ['a.example', 'b.example']);
+  assert.equal(acmeSettings({ domain: 'x.example', acme: null }), null);
+  assert.deepEqual(acmeSettings({ domain: '10.0.0.1', acme: {} }).names, [], 'an IP address is not a DNS name');
+});
