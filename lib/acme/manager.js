@@ -82,6 +82,8 @@ class AcmeManager {
         return this.later(renewAt - Date.now(), `renewal due ${new Date(renewAt).toISOString()}`);
       }
       this.log.info(`ACME: the certificate for ${certName} is due for renewal (expires ${current.x509.validTo})`);
+    } else if (!current) {
+      this.log.info(`ACME: no certificate for ${certName} yet: HTTPS serves the self-signed certificate until the CA issues one`);
     }
     return this.obtain(current);
   }

@@ -205,6 +205,7 @@ test('a CA that refuses: the site keeps serving, the problem is logged, retries 
   t.after(() => server.stop());
   const first = await server.waitForLog(/ACME: could not obtain a certificate for refused\.svr\.test \(attempt 1\)/, 'stderr', 0, 60000);
   t.diagnostic(first);
+  assert.ok(server.stderr().some((line) => /ACME: no certificate for refused\.svr\.test yet: HTTPS serves the self-signed certificate until the CA issues one/.test(line)));
   assert.match(first, /the CA said connection: .*refused/i, 'the problem type and detail');
   assert.match(first, /still serving the self-signed certificate; next attempt in 1 s/);
   const third = await server.waitForLog(/\(attempt 3\)/, 'stderr', 0, 60000);
