@@ -267,6 +267,7 @@ test('renewal swaps the certificate in every worker under load: no failed reques
   stop = true;
   await Promise.all(lanes);
   assert.notEqual(secondSerial, firstSerial);
+  assert.equal(pebble.orders(), 2, 'one order to obtain, one to renew: the primary orders, not each of the 2 workers');
   assert.ok(allSwapped, `every worker (${[...pids].join(', ')}) served the new certificate`);
   const failed = results.filter((r) => !r.ok);
   assert.deepEqual(failed, [], 'no failed request');
