@@ -126,15 +126,17 @@ class AcmeClient {
     return (await this.post(url)).body;
   }
 
-  // Polls url until its status is not one of `waiting`, honouring Retry-After (at most 10 s apart).
+  // Polls url until its status is not one of `waiting`: as the CA's Retry-After says, else after
+  // 250 ms, 500 ms, 1 s ... at most 10 s apart.
   async poll(url, waiting, { timeoutMs = 120000 } = {}) {
     const until = Date.now() + timeoutMs;
-    for (;;) {
+    for (let round = 0; ; round++) {
       const { headers, body } = await this.post(url);
       if (!waiting.includes(body.status)) return body;
       if (Date.now() > until) throw new AcmeError(`${new URL(url).pathname} still ${body.status} after ${timeoutMs} ms`);
       const retryAfter = Number(headers.get('retry-after'));
-      await new Promise((resolve) => setTimeout(resolve, Math.min(Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : 1000, 10000)));
+      const delay = Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : 250 * 2 ** round;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(delay, 10000)));
     }
   }
 
