@@ -99,7 +99,7 @@ class AcmeManager {
   async renewalTime(current) {
     let ari = current.meta.ari || null;
     try {
-      const window = await this.client(false).renewalInfo(current.x509.raw);
+      const window = await this.directoryClient().renewalInfo(current.x509.raw);
       if (window) {
         const same = ari && ari.start === window.start && ari.end === window.end;
         ari = { start: window.start, end: window.end, pick: same ? ari.pick : schedule.pickInWindow(window.start, window.end) };
@@ -181,26 +181,28 @@ class AcmeManager {
     this.later(delay, `retry after failure ${this.failures}`);
   }
 
+  // For requests that need no account (the renewal information).
+  directoryClient() {
+    return this.directoryOnly ??= new AcmeClient({ directoryUrl: this.settings.directory, accountKey: null, userAgent: `svr/${version}` });
+  }
+
   // The account: one per CA, made on first use and kept in the state directory.
-  client(withAccount = true) {
+  async accountClient() {
     const { directory, email, eab } = this.settings;
-    if (!withAccount) return this.directoryClient ??= new AcmeClient({ directoryUrl: directory, accountKey: null, userAgent: `svr/${version}` });
-    return (async () => {
-      const saved = this.store.readAccount(directory);
-      if (saved) return new AcmeClient({ directoryUrl: directory, accountKey: saved.key, accountUrl: saved.url, userAgent: `svr/${version}` });
-      const key = generateKey('ec-p256');
-      const client = new AcmeClient({ directoryUrl: directory, accountKey: key, userAgent: `svr/${version}` });
-      const { url } = await client.account({ email, eab });
-      this.store.writeAccount(directory, { url, key, email });
-      this.log.info(`ACME: created an account at ${directory}${email ? ` for ${email}` : ''}: ${url}`);
-      return client;
-    })();
+    const saved = this.store.readAccount(directory);
+    if (saved) return new AcmeClient({ directoryUrl: directory, accountKey: saved.key, accountUrl: saved.url, userAgent: `svr/${version}` });
+    const key = generateKey('ec-p256');
+    const client = new AcmeClient({ directoryUrl: directory, accountKey: key, userAgent: `svr/${version}` });
+    const { url } = await client.account({ email, eab });
+    this.store.writeAccount(directory, { url, key, email });
+    this.log.info(`ACME: created an account at ${directory}${email ? ` for ${email}` : ''}: ${url}`);
+    return client;
   }
 
   async order(previous) {
     const startedAt = Date.now();
     const { names, certName, keyType, profile } = this.settings;
-    const client = await this.client();
+    const client = await this.accountClient();
     let replaces = null;
     // RFC 9773's `replaces`: only for a renewal of the same names at the same CA.
     if (previous && !this.mismatch(previous)) {
