@@ -157,6 +157,32 @@ test('TLS-ALPN-01 behind a balancer that sends the PROXY protocol', async (t) =>
   assert.equal((await served(front, domain, await pebble.root())).authorized, true);
 });
 
+test('a lock left by a crashed holder is taken over once it is older than the lock timeout', async (t) => {
+  if (skip) return t.skip(skip);
+  const domain = 'crashed.svr.test';
+  const port = await getFreePort();
+  const sport = await getFreePort();
+  const pebble = await startPebble({ httpPort: port, tlsPort: sport });
+  t.after(() => pebble.stop());
+  // The state directory of a host that crashed while ordering: its lock, touched just now.
+  const { makeTempDir } = require('../support/helpers');
+  const state = makeTempDir('svr-acme-state-');
+  fs.mkdirSync(path.join(state, 'acme', 'locks'), { recursive: true });
+  const lockFile = path.join(state, 'acme', 'locks', `${domain}.lock`);
+  fs.writeFileSync(lockFile, JSON.stringify({ pid: 999999, host: 'crashed-host', since: new Date().toISOString(), token: 'dead' }));
+  const lockedAt = Date.now();
+  const server = await startServer({
+    config: { port, sport, domain, stateDirectory: state, acme: { directory: pebble.directory, challenges: ['http-01'] } },
+    env: { NODE_EXTRA_CA_CERTS: pebble.caFile, SVR_ACME_LOCK_TIMEOUT_MS: '3000' },
+  });
+  t.after(() => server.stop());
+  await server.waitForLog(/ACME: ordering a certificate/, 'stderr', 0, 30000);
+  const waited = Date.now() - lockedAt;
+  assert.ok(waited >= 3000, `ordered ${waited} ms after the crashed holder's last touch, not before the 3000 ms timeout`);
+  await server.waitForLog(/ACME: serving the certificate for/, 'stderr', 0, 30000);
+  assert.equal(fs.existsSync(lockFile), false, 'released after the order');
+});
+
 test('the challenge path cannot be shadowed by a rewrite rule, an access rule or a script; unknown and other-host tokens get 404', async (t) => {
   if (skip) return t.skip(skip);
   const domain = 'shadow.svr.test';
