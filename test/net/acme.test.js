@@ -54,9 +54,10 @@ for (const challenge of ['http-01', 'tls-alpn-01']) {
   test(`a fresh site obtains a certificate by ${challenge} and serves it`, async (t) => {
     if (skip) return t.skip(skip);
     const domain = `${challenge.replace(/-/g, '')}.svr.test`;
-    // The TLS-ALPN-01 site asks for a P-384 key instead of the default P-256.
-    const keyType = challenge === 'tls-alpn-01' ? 'ec-p384' : undefined;
-    const { server, pebble, sport, port } = await startAcmeSite(t, { domain, challenges: [challenge], acme: { keyType }, config: { metrics: { path: '/metrics' } } });
+    // The TLS-ALPN-01 site asks for a P-384 key instead of the default P-256, and serves HTTP/2.
+    const alpn = challenge === 'tls-alpn-01';
+    const keyType = alpn ? 'ec-p384' : undefined;
+    const { server, pebble, sport, port } = await startAcmeSite(t, { domain, challenges: [challenge], acme: { keyType }, config: { metrics: { path: '/metrics' }, enableHTTP2: alpn } });
     const startedAt = Date.now();
     await server.waitForLog(/ACME: serving the certificate for/, 'stderr', 0, 60000);
     const obtained = server.stderr().find((line) => /ACME: obtained a certificate/.test(line));
