@@ -132,8 +132,9 @@ function createAccessLog(config, { write = append } = {}) {
     // Read now: by 'close' an HTTP/2 stream (and a destroyed socket) no longer knows its peer.
     const remote = clientAddress(req);
     // The client address the pipeline resolved (behind a proxy: enableIPSpoofing, trustedProxies);
-    // the peer for what no pipeline saw (the health and metrics paths).
+    // the peer for a request no pipeline saw.
     res.on('close', () => { // 'close' comes once; on() spares the once-wrapper and its removal
+      if (req.svr?.internal) return; // the health and metrics paths (pipeline/health-metrics.js)
       const client = req.svr === undefined ? remote : shownAddress(req.svr.clientAddress);
       write(format(describe(req, res, startedAt, client), Date.now()));
     });

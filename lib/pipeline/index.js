@@ -1,31 +1,16 @@
 'use strict';
-// The request pipeline of a worker: an explicit list of stages, built once per config.
+// The request pipeline of a worker: an explicit list of stages, built once per config. Every
+// request a worker's listeners receive enters it (docs/architecture.md has the list, what each
+// stage answers and when it passes on).
 //
-//   createPipeline(config, { log, configFile, disableMods }) ->
-//     { site, proxy, handle(req, res), httpsRedirect(req, res), proxyRequest?(req, res), connect?(req, socket, head) }
+//   createPipeline(config, { log, configFile, disableMods, isDraining, scrapeMetrics }) ->
+//     { site, proxy, handle(req, res), httpsRedirect(req, res) }
 //
-// Every request runs these stages in order; each answers it or calls next() (docs/architecture.md):
-//   serverHeaders   response-headers.js  Server + fixed customHeaders, first thing for every answer
-//   strictHead      strict-head.js       505, 400, 501, 431 where Node's HTTP/1 parser is lenient
-//   acmeChallenge   acme-challenge.js    /.well-known/acme-challenge/ with ACME on: no later stage can shadow it
-//   clientAddress   access/client-address.js  the client behind a proxy (enableIPSpoofing, trustedProxies)
-//   blocklist       access/blocklist.js  403 for a client in `blacklist`, before anything else
-//   sanitize        sanitize.js          414, 400, 403, OPTIONS *, 301 to the clean URL; fills req.svr
-//   wwwRedirect     www-redirect.js      wwwredirect: 301 from `domain` to www.`domain`
-//   postfixes       postfixes.js         wwwrootPostfixesVHost: hosts as subdirectories of the root
-//   rewrite         rewrite.js           the rewrite map, first match wins, 403 on escape
-//   pathHeaders     response-headers.js  customHeaders with {path}, filled after rewriting
-//   hostHeaders     response-headers.js  customHeadersVHost: the matching host's headers on top
-//   accessRules     access/rules.js      nonStandardCodes: redirects, 401 logins, 403/410/...
-//   reverseProxy    proxy/               `proxy` rules: forwarded to upstreams (WebSocket upgrades too)
-//   scripting       scripting/           mods in name order, then serverSideScript.js
-//   status          status.js            /svrjsstatus.svr with allowStatus
-//   staticFiles     static/              files, directories, listings
-// Errors from any stage, and every error status, are answered by error-pages.js (sendError).
-// With virtual hosts (virtual-hosts.js) the static stage and the error pages are built once per
-// web root at load, and each request uses its own host's.
-// The plain port of an HTTPS site runs a shorter list: serverHeaders, strictHead, acmeChallenge,
-// pathHeaders, httpsRedirect.
+// handle runs the site's list; httpsRedirect the plain port's of an HTTPS site. An HTTP/1 CONNECT
+// or Upgrade comes with a response made for its socket (net/upgrade.js). Errors from any stage,
+// and every error status, are answered by error-pages.js (sendError). With virtual hosts
+// (virtual-hosts.js) the static stage and the error pages are built once per web root at load,
+// and each request uses its own host's.
 
 const { createSite } = require('./site');
 const { runStages } = require('./runner');
@@ -45,10 +30,14 @@ const { createScriptingStage } = require('./scripting');
 const { createStaticStage } = require('./static');
 const { createStatusStage, createRequestCounters } = require('./status');
 const { createHttpsRedirectStage } = require('./https-redirect');
+const { createHealthMetricsStage } = require('./health-metrics');
+const { createForwardProxyStage } = require('./forward-proxy');
+const { createConnectStage } = require('./connect');
 const { createAcmeChallengeStage } = require('./acme-challenge');
 
+// isDraining(), scrapeMetrics(): the worker's, for the health and metrics paths.
 // acmeAnswers: the worker's ACME challenge answers (acme/challenges.js), with ACME on.
-function createPipeline(config, { log, configFile, disableMods = false, acmeAnswers = null } = {}) {
+function createPipeline(config, { log, configFile, disableMods = false, isDraining, scrapeMetrics, acmeAnswers = null } = {}) {
   const site = createSite(config, { log, configFile });
   site.sendError = createErrorPages(site);
   applyEnvironment(config);
@@ -56,13 +45,17 @@ function createPipeline(config, { log, configFile, disableMods = false, acmeAnsw
   const fail = (req, res, error) => site.sendError(req, res, 500, { error });
   const proxy = createProxyStage(site);
   const counters = config.allowStatus ? createRequestCounters() : null;
+  const healthAndMetrics = createHealthMetricsStage(site, { isDraining, scrapeMetrics });
   const acmeChallenge = createAcmeChallengeStage(site, acmeAnswers);
   const stages = [
+    createForwardProxyStage(rootScripting && rootScripting.proxyRequest),
     createServerHeadersStage(site),
     createStrictHeadStage(site),
     acmeChallenge,
     createClientAddressStage(site),
     createBlocklistStage(site),
+    healthAndMetrics,
+    createConnectStage({ modsConnect: (rootScripting && rootScripting.connect) || null, reverseProxy: proxy }),
     createSanitizeStage(site),
     createWwwRedirectStage(site),
     createPostfixStage(site),
@@ -81,6 +74,7 @@ function createPipeline(config, { log, configFile, disableMods = false, acmeAnsw
     acmeChallenge,
     createClientAddressStage(site),
     createBlocklistStage(site),
+    healthAndMetrics,
     createPathHeadersStage(site),
     createHostHeadersStage(site),
     createHttpsRedirectStage(site),
@@ -90,9 +84,6 @@ function createPipeline(config, { log, configFile, disableMods = false, acmeAnsw
     proxy, // null without `proxy` rules; its upstreamHealth() feeds the metrics
     handle: withRecord(runStages(stages, fail), counters),
     httpsRedirect: withRecord(runStages(redirectStages, fail), counters),
-    // Forward-proxy requests and CONNECT, for the listeners: null unless a mod takes them.
-    proxyRequest: rootScripting && rootScripting.proxyRequest ? withRecord(rootScripting.proxyRequest, null) : null,
-    connect: (rootScripting && rootScripting.connect) || null,
   };
 }
 
@@ -140,7 +131,7 @@ function applyEnvironment(config) {
 function withRecord(run, counters) {
   return function handle(req, res) {
     if (counters !== null) counters.count(req, res);
-    req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null, clientAddress: req.socket.remoteAddress };
+    req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null, clientAddress: req.socket.remoteAddress, internal: false };
     run(req, res);
   };
 }

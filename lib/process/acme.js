@@ -1,6 +1,7 @@
 'use strict';
 // ACME in the primary: one AcmeManager for the config's certificate, whose challenges and
-// certificates reach every worker by message (each worker answers; the manager waits for all).
+// certificates reach every worker by message (acme-challenge, acme-certificate in messages.js;
+// each worker answers acme-done, and the manager waits for all).
 // Challenges are also written to the state directory, for the other hosts that share it and for
 // a worker that starts while one is pending.
 //
@@ -25,7 +26,7 @@ function broadcast(workers, message) {
       worker.off('exit', onExit);
       resolve(ok);
     };
-    const onMessage = (answer) => { if (answer && answer.type === 'acme-answer' && answer.id === id) done(answer.ok === true); };
+    const onMessage = (answer) => { if (answer && answer.type === 'acme-done' && answer.id === id) done(answer.ok === true); };
     const onExit = () => done(false);
     const timer = setTimeout(() => done(false), ANSWER_TIMEOUT_MS);
     worker.on('message', onMessage);

@@ -63,17 +63,15 @@ class HeldSockets {
     return false;
   }
 
-  // A worker reports { type: 'listening-socket', key } with its socket attached.
-  watch(worker) {
-    worker.on('message', (message, handle) => {
-      if (message?.type !== 'listening-socket' || !handle) return;
-      try {
-        if (this.handles.has(message.key) || !this.wantedKeys().includes(message.key)) handle.close();
-        else this.handles.set(message.key, handle);
-      } catch (error) {
-        this.log.warn(`cannot keep the listening socket of ${message.key}: ${error.message}`);
-      }
-    });
+  // A worker's 'listening-socket' message (process/messages.js), its socket attached.
+  keep(message, handle) {
+    if (!handle) return;
+    try {
+      if (this.handles.has(message.key) || !this.wantedKeys().includes(message.key)) handle.close();
+      else this.handles.set(message.key, handle);
+    } catch (error) {
+      this.log.warn(`cannot keep the listening socket of ${message.key}: ${error.message}`);
+    }
   }
 
   // Before a worker gets its config: the sockets it must listen on instead of binding again.
@@ -116,11 +114,9 @@ class HeldSockets {
 function workerSockets() {
   const held = new Map(); // key -> TCP handle from the primary
   return {
-    // A 'held-socket' message: true when it was one.
+    // A 'held-socket' message (process/messages.js), its socket attached.
     take(message, handle) {
-      if (message?.type !== 'held-socket' || !handle) return false;
-      held.set(message.key, handle);
-      return true;
+      if (handle) held.set(message.key, handle);
     },
     heldSocket: (listen) => held.get(socketKey(listen)) || null,
     shareSocket(listen, server) {

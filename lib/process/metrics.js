@@ -145,17 +145,15 @@ function createPrimaryMetrics(config, { pool, certificates = () => [] }) {
   if (config.metrics.port !== null && config.metrics.port !== undefined) listenForScrapes(config.metrics, render);
   return {
     aggregator,
-    // Reports and scrape requests from workers; answers the scrapes.
-    onWorkerMessage(worker, message) {
-      if (message.type === 'metrics') {
-        aggregator.ingest(worker.id, message.report);
-        const list = waiting.get(worker.id);
-        waiting.delete(worker.id);
-        if (list) for (const resolve of list) resolve();
-      } else if (message.type === 'metrics-scrape') {
-        render().then((text) => { if (worker.isConnected()) worker.send({ type: 'metrics-text', id: message.id, text }); });
-      }
+    // A worker's 'metrics' report (process/messages.js).
+    ingest(worker, report) {
+      aggregator.ingest(worker.id, report);
+      const list = waiting.get(worker.id);
+      waiting.delete(worker.id);
+      if (list) for (const resolve of list) resolve();
     },
+    // The answer to a worker's 'metrics-text' question: the Prometheus text of every worker.
+    render,
     onWorkerExit(worker) {
       aggregator.forget(worker.id);
     },

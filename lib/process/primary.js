@@ -17,6 +17,7 @@ const { EXIT_CONFIG, startFailureStatus } = require('./exit-status');
 const { takeNotifySocket, notifyReady, notifyStatus } = require('./notify');
 const { serverSocketPath, startControlServer } = require('./control');
 const { HeldSockets, configuredKeys } = require('./held-sockets');
+const { PRIMARY, createDispatcher, answerQuestion } = require('./messages');
 const { startAcme } = require('./acme');
 
 const BACKOFF_BASE_MS = 100;
@@ -50,6 +51,31 @@ class Supervisor {
       },
     });
     this.rebalancer = new Rebalancer({ intervalMs: () => beatInterval(this.config?.workerStallTimeout ?? 0) });
+    this.dispatch = createDispatcher(PRIMARY, this.messageHandlers(), log);
+  }
+
+  // What the primary does with each message a worker sends (the table: process/messages.js).
+  messageHandlers() {
+    return {
+      'listening-socket': (message, handle) => this.heldSockets.keep(message, handle),
+      ready: (message, handle, worker) => worker.svr.starting?.ready(message),
+      fatal: (message, handle, worker) => worker.svr.starting?.fatal(message),
+      recycle: (message, handle, worker) => this.onRecycle(worker, message),
+      // The cluster's own "close" message travels before this one on the same ordered channel,
+      // so by now no new connection will be handed to this worker: it may exit once idle.
+      'stopped-accepting': (message, handle, worker) => {
+        if (worker.isConnected()) worker.send({ type: 'no-more-connections' });
+        worker.svr.stoppedAccepting?.();
+      },
+      heartbeat: (message, handle, worker) => this.watchdog.beat(worker, message),
+      metrics: (message, handle, worker) => this.metrics?.ingest(worker, message.report),
+      ask: (message, handle, worker) => answerQuestion(worker, message, this.answerers()),
+    };
+  }
+
+  // The questions a worker may ask (process/messages.js QUESTIONS), answered here.
+  answerers() {
+    return this.metrics ? { 'metrics-text': () => this.metrics.render() } : {};
   }
 
   readConfig() {
@@ -141,12 +167,9 @@ class Supervisor {
       this.rebalancer.forget(worker);
     });
     const holdSockets = this.heldSockets.enabled();
-    if (holdSockets) {
-      this.heldSockets.watch(worker);
-      this.heldSockets.giveTo(worker); // before the config: the worker listens as soon as it has it
-    }
+    worker.on('message', (message, handle) => this.dispatch(message, handle, worker));
+    if (holdSockets) this.heldSockets.giveTo(worker); // before the config: the worker listens as soon as it has it
     worker.send({ type: 'config', config: this.config, configFile: this.options.configFile, disableMods: this.options.disableMods, holdSockets });
-    worker.on('message', (message) => this.onMessage(worker, message));
     this.watchdog.watch(worker);
     this.pool.add(worker);
     return worker;
@@ -170,27 +193,25 @@ class Supervisor {
   whenReady(worker) {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => fail(new Error(`worker ${worker.process.pid} did not start listening within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
-      const onMessage = (message) => {
-        if (message.type === 'ready') {
+      worker.svr.starting = {
+        ready(message) {
           cleanup();
           worker.svr.ready = true;
           log.info(`worker ${worker.process.pid} ready`);
           resolve(message.listeners);
-        } else if (message.type === 'fatal') {
-          fail(Object.assign(new Error(message.message), { code: message.code }));
-        }
+        },
+        fatal: (message) => fail(Object.assign(new Error(message.message), { code: message.code })),
       };
       const onExit = (code, signal) => fail(new Error(`worker ${worker.process.pid} exited during start-up (${describeExit(code, signal)})`));
       function cleanup() {
         clearTimeout(timer);
-        worker.off('message', onMessage);
+        worker.svr.starting = null;
         worker.off('exit', onExit);
       }
       function fail(error) {
         cleanup();
         reject(error);
       }
-      worker.on('message', onMessage);
       worker.once('exit', onExit);
     });
   }
@@ -218,14 +239,6 @@ class Supervisor {
 
   // A worker hit an uncaught exception: it keeps accepting until its replacement listens, then
   // is drained as in a reload (idle keep-alive connections get a grace, not a cut).
-  onMessage(worker, message) {
-    if (this.metrics) this.metrics.onWorkerMessage(worker, message);
-    if (message?.type === 'recycle') this.onRecycle(worker, message);
-    // The cluster's own "close" message travels before this one on the same ordered channel,
-    // so by now no new connection will be handed to this worker: it may exit once idle.
-    if (message?.type === 'stopped-accepting' && worker.isConnected()) worker.send({ type: 'no-more-connections' });
-  }
-
   onRecycle(worker, message) {
     if (this.stopping || !this.started || worker.svr.retiring || worker.svr.abandoned) return;
     worker.svr.retiring = true;
@@ -354,15 +367,14 @@ class Supervisor {
   whenStoppedAccepting(worker) {
     if (worker.isDead()) return Promise.resolve();
     return new Promise((resolve) => {
-      const onMessage = (message) => { if (message?.type === 'stopped-accepting') done(); };
       const timer = setTimeout(() => done(), STOPPED_ACCEPTING_WAIT_MS);
       function done() {
         clearTimeout(timer);
-        worker.off('message', onMessage);
+        worker.svr.stoppedAccepting = null;
         worker.off('exit', done);
         resolve();
       }
-      worker.on('message', onMessage);
+      worker.svr.stoppedAccepting = done;
       worker.once('exit', done);
     });
   }
@@ -464,4 +476,4 @@ function runPrimary(options) {
   return new Supervisor(options).start();
 }
 
-module.exports = { runPrimary, readConfig, banner };
+module.exports = { runPrimary, readConfig, banner, Supervisor };

@@ -8,14 +8,15 @@ const log = require('../log');
 const accessLog = require('../access-log');
 const { createPipeline } = require('../pipeline');
 const { createListeners } = require('../net/listeners');
-const { BARE_501 } = require('../http/headers');
+const { handleUpgrade } = require('../net/upgrade');
 const { throttledErrorLog } = require('../net/connection-limit');
 const { acceptedSocket } = require('../net/accepted-socket');
-const { WorkerMetrics, ipcSink, createInternalEndpoints } = require('./worker-metrics');
+const { WorkerMetrics, ipcSink } = require('./worker-metrics');
 const { installCrashHandlers, observeUserCode } = require('../request-context');
 const { startHeartbeat } = require('./watchdog');
 const { watchProgress, SAMPLE_MS } = require('./drain-progress');
 const { workerSockets } = require('./held-sockets');
+const { WORKER, createDispatcher, createAsker } = require('./messages');
 const { acmeSettings } = require('../acme/settings');
 const { acmeDirectory } = require('../acme/store');
 const { ChallengeAnswers } = require('../acme/challenges');
@@ -86,39 +87,31 @@ class Worker {
   build(config) {
     if (this.pipeline && this.pipeline.proxy) this.pipeline.proxy.close();
     enterWebRoot(config.wwwroot);
-    this.pipeline = createPipeline(config, { log, configFile: this.configFile, disableMods: this.disableMods, acmeAnswers: this.acmeAnswers });
+    this.pipeline = createPipeline(config, {
+      log,
+      configFile: this.configFile,
+      disableMods: this.disableMods,
+      isDraining: () => this.draining,
+      scrapeMetrics: this.metrics ? () => this.metrics.scrape() : null,
+      acmeAnswers: this.acmeAnswers,
+    });
     this.logRequest = accessLog.createAccessLog(config);
-    this.internal = createInternalEndpoints(config, { isDraining: () => this.draining, metrics: this.metrics });
   }
 
-  // CONNECT: the mods' proxy handlers, or a bare 501 (SVR.JS's answer without a proxy mod).
-  // Over HTTP/2 the server emits 'connect' with (request, response): an extended CONNECT (a
-  // WebSocket, RFC 8441) goes down the pipeline to the reverse proxy when there is one; else 501.
+  // CONNECT, on any listener, enters the site's stage list (pipeline/connect.js decides): over
+  // HTTP/2 the server emits 'connect' with (request, response); an HTTP/1 one gets a response
+  // made for its socket, as an Upgrade does.
   onConnect(req, socket, head) {
-    if (typeof socket.writeHead === 'function' && req.headers[':protocol'] && this.pipeline.proxy) {
-      return this.onRequest(req, socket, this.pipeline.handle);
-    }
-    if (typeof socket.writeHead === 'function') {
-      socket.writeHead(501);
-      socket.end();
-      return undefined;
-    }
-    if (this.pipeline.connect) return this.pipeline.connect(req, socket, head);
-    socket.on('error', () => {});
-    socket.end(BARE_501);
-    return undefined;
+    if (typeof socket.writeHead === 'function') return this.onRequest(req, socket, this.pipeline.handle);
+    return handleUpgrade(req, socket, head, (request, res) => this.onRequest(request, res, this.pipeline.handle));
   }
 
-  // handle: what answers the request (the site's pipeline, or the plain port's HTTPS redirect).
-  // The health and metrics paths are answered first, neither logged nor counted.
-  // An absolute-form request goes to the mods that take proxy requests, when there are any.
+  // handle: the stage list that answers the request (the site's, or the plain port's HTTPS
+  // redirect). Here: the access log, metrics, socket bookkeeping, Connection: close while draining.
   onRequest(req, res, handle) {
     this.served++;
-    const internal = this.internal && this.internal(req);
-    if (!internal) {
-      if (this.logRequest) this.logRequest(req, res);
-      if (this.metrics) this.metrics.observe(req, res);
-    }
+    if (this.logRequest) this.logRequest(req, res);
+    if (this.metrics) this.metrics.observe(req, res);
     // Sockets are tracked as accepted; over TLS req.socket is the TLS socket wrapping it.
     const state = this.sockets.get(acceptedSocket(req.socket));
     if (state) {
@@ -130,10 +123,7 @@ class Worker {
     }
     // HTTP/2 has no Connection header: its sessions are sent a GOAWAY when the drain starts.
     if (this.draining && !res.headersSent && req.httpVersionMajor < 2) res.setHeader('Connection', 'close');
-    if (internal) return internal(req, res);
-    if (this.pipeline.proxyRequest && handle === this.pipeline.handle && isAbsoluteForm(req.url)) return this.pipeline.proxyRequest(req, res);
     handle(req, res);
-    return undefined;
   }
 
   // The HTTP/1 connections that carried a request within the last windowMs (the primary's
@@ -282,10 +272,6 @@ class Worker {
   }
 }
 
-function isAbsoluteForm(target) {
-  return typeof target === 'string' && target !== '*' && !target.startsWith('/');
-}
-
 function enterWebRoot(wwwroot) {
   try {
     process.chdir(wwwroot);
@@ -304,12 +290,14 @@ function runClusterWorker() {
     process.send({ type: 'stopped-accepting' });
   });
   const sockets = workerSockets(); // the listening sockets the primary holds (held-sockets.js)
-  process.on('message', (message, handle) => {
-    if (sockets.take(message, handle)) {
-      // kept until this worker's config names its address
-    } else if (message.type === 'no-more-connections' && confirmNoMoreConnections) {
-      confirmNoMoreConnections();
-    } else if (message.type === 'config' && !worker) {
+  const asker = createAsker((message) => process.send(message), { connected: () => process.connected });
+  let metricsSink = null;
+  // What this worker does with each message the primary sends (the table: process/messages.js).
+  const dispatch = createDispatcher(WORKER, {
+    'held-socket': (message, handle) => sockets.take(message, handle), // kept until the config names its address
+    config: (message) => {
+      if (worker) return;
+      metricsSink = message.config.metrics ? ipcSink(asker.ask) : null;
       worker = startWorker(message.config, message.configFile, {
         ready: (listeners) => process.send({ type: 'ready', listeners }),
         fatal: (code, text) => process.send({ type: 'fatal', code, message: text }, () => process.exit(1)),
@@ -317,23 +305,23 @@ function runClusterWorker() {
         stoppedAccepting,
         heldSocket: sockets.heldSocket,
         shareSocket: message.holdSockets ? sockets.shareSocket : undefined,
-        metricsSink: message.config.metrics ? ipcSink() : null,
+        metricsSink,
       }, { disableMods: message.disableMods });
       if (worker) {
         const send = (beat) => { if (process.connected) process.send(beat); };
         observeUserCode(startHeartbeat({ stallTimeoutMs: message.config.workerStallTimeout, send, served: () => worker.served, busyConnections: (windowMs) => worker.busyConnections(windowMs) }));
       }
-    } else if ((message.type === 'acme-challenge' || message.type === 'acme-certificate') && worker) {
-      const answer = worker.onAcmeMessage(message);
-      if (process.connected) process.send({ type: 'acme-answer', id: message.id, ...answer });
-    } else if (message.type === 'shed-connections' && worker) {
-      worker.shedConnections(message.count, message.forMs);
-    } else if (message.type === 'reopen-logs') {
-      reopenLogs();
-    } else if (message.type === 'drain' && worker) {
-      worker.drain(message.idleGraceMs, message.timeoutMs, { transferTimeoutMs: message.transferTimeoutMs, delayMs: message.delayMs });
-    }
-  });
+    },
+    'acme-challenge': (message) => answerAcme(worker, message),
+    'acme-certificate': (message) => answerAcme(worker, message),
+    'shed-connections': (message) => worker?.shedConnections(message.count, message.forMs),
+    'reopen-logs': () => reopenLogs(),
+    drain: (message) => worker?.drain(message.idleGraceMs, message.timeoutMs, { transferTimeoutMs: message.transferTimeoutMs, delayMs: message.delayMs }),
+    'no-more-connections': () => { if (confirmNoMoreConnections) confirmNoMoreConnections(); },
+    'metrics-flush': () => metricsSink?.onFlushRequest?.(),
+    answer: (message) => asker.onAnswer(message),
+  }, log);
+  process.on('message', dispatch);
   // The primary is gone (killed with -9, say): nobody supervises this worker any more.
   process.on('disconnect', () => {
     if (confirmNoMoreConnections) confirmNoMoreConnections(); // no primary, no more connections
@@ -347,6 +335,13 @@ function runClusterWorker() {
   process.on('SIGINT', drainNow);
   process.on('SIGHUP', () => {});
   installCrashHandlers({ log, onCrash: (error) => (worker ? worker.recycle(error) : process.exit(1)) });
+}
+
+// The primary's ACME messages: done, with the outcome, is what it waits for.
+function answerAcme(worker, message) {
+  if (!worker) return;
+  const outcome = worker.onAcmeMessage(message);
+  if (process.connected) process.send({ type: 'acme-done', id: message.id, ok: outcome.ok, message: outcome.message || null });
 }
 
 // How long a stopping server keeps serving with its health path at 503 (health.drainDelay).

@@ -51,10 +51,8 @@ test('HeldSockets: keeps the first socket per wanted key, gives it to new worker
   const sent = [];
   let wanted = ['*:80', '*:443'];
   const held = new HeldSockets({ log: { warn: () => {} }, wantedKeys: () => wanted });
-  const listeners = [];
-  const worker = { process: { pid: 1 }, on: (event, fn) => listeners.push(fn), send: (message, h, callback) => { sent.push([message.key, h.name]); callback(null); } };
-  held.watch(worker);
-  const report = (key, h) => listeners.forEach((fn) => fn({ type: 'listening-socket', key }, h));
+  const worker = { process: { pid: 1 }, send: (message, h, callback) => { sent.push([message.key, h.name]); callback(null); } };
+  const report = (key, h) => held.keep({ type: 'listening-socket', key }, h);
   report('*:80', handle('a'));
   report('*:80', handle('b')); // a second worker bound the same socket at start: its copy is closed
   report('*:8080', handle('c')); // not configured (any more): closed
@@ -72,10 +70,8 @@ test('HeldSockets: keeps the first socket per wanted key, gives it to new worker
 test('HeldSockets never throws: a failing send or close is a warning', () => {
   const warnings = [];
   const held = new HeldSockets({ log: { warn: (line) => warnings.push(line) }, wantedKeys: () => ['*:80'] });
-  const listeners = [];
-  const worker = { process: { pid: 7 }, on: (event, fn) => listeners.push(fn), send: () => { throw new Error('channel closed'); } };
-  held.watch(worker);
-  listeners[0]({ type: 'listening-socket', key: '*:80' }, { close: () => { throw new Error('EBADF'); } });
+  const worker = { process: { pid: 7 }, send: () => { throw new Error('channel closed'); } };
+  held.keep({ type: 'listening-socket', key: '*:80' }, { close: () => { throw new Error('EBADF'); } });
   held.giveTo(worker);
   // A send that fails later reports to its callback (without one, Node would emit 'error').
   held.giveTo({ process: { pid: 8 }, send: (message, handle, callback) => callback(new Error('EPIPE')) });

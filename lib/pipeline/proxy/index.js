@@ -10,11 +10,13 @@
 //     stage.close()           stops active health checks (pooled idle connections time out)
 //
 // site: { config, sendError(req, res, status, options), log }.
-// Parts: rules.js (the rules, compiled once), upstreams.js (balancing and health),
-// forward.js (one request), upgrade.js (WebSocket tunnels), forward-headers.js (headers).
+// Parts: rules.js (the rules, compiled once), forward.js (one request), upgrade.js (WebSocket
+// tunnels), forward-headers.js (headers). Picking, retrying, health and the HTTP transport are the
+// upstream seam's (../upstream/), which a second protocol's gateway shares.
 
 const { compileProxyRules, findRule } = require('./rules');
 const { compileTrustedProxies } = require('../../http/trusted-proxies');
+const { splitTarget } = require('../../http/target');
 const { forward } = require('./forward');
 const { tunnel } = require('./upgrade');
 
@@ -32,7 +34,7 @@ function createProxyStage(site) {
   for (const rule of rules) rule.pool.startChecks({ 'user-agent': 'svr-health-check' });
 
   function stage(req, res, next) {
-    const rule = findRule(rules, req, pathOf(req.url));
+    const rule = findRule(rules, req, splitTarget(req.url).path);
     if (!rule) return next();
     if (isTunnel(req)) tunnel(req, res, rule, ctx);
     else forward(req, res, rule, ctx);
@@ -50,11 +52,6 @@ function createProxyStage(site) {
 // with a :protocol (RFC 8441).
 function isTunnel(req) {
   return req.upgradeHead !== undefined || (req.method === 'CONNECT' && req.httpVersionMajor === 2 && Boolean(req.headers[':protocol']));
-}
-
-function pathOf(url) {
-  const query = url.indexOf('?');
-  return query === -1 ? url : url.slice(0, query);
 }
 
 module.exports = { createProxyStage };
