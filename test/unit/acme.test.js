@@ -47,8 +47,9 @@ test('lock: a holder that crashed (file untouched for the timeout) is taken over
 
 test('lock: a live holder keeps its lock past the timeout; a waiter gives up after waitMs', async () => {
   const file = path.join(makeTempDir(), 'locks', 'c.lock');
-  const release = await acquire(file, { timeoutMs: 150, pollMs: 10 });
-  await assert.rejects(acquire(file, { timeoutMs: 150, waitMs: 600, pollMs: 10 }), /is held by process \d+/);
+  // The holder touches its file every third of the timeout; the waiter waits three timeouts.
+  const release = await acquire(file, { timeoutMs: 1000, pollMs: 10 });
+  await assert.rejects(acquire(file, { timeoutMs: 1000, waitMs: 3000, pollMs: 50 }), /is held by process \d+/);
   release();
 });
 
