@@ -15,7 +15,6 @@ const { parseListenAddress } = require('./listen-address');
 const { DEFAULT_CONFIG_FILE, stateDirectory } = require('../product');
 const { sensitiveFiles } = require('./sensitive-files');
 const { workerCount } = require('./worker-count');
-const { configuredHosts } = require('../acme/settings');
 
 // Keys holding file-system paths, resolved against the config file's directory.
 // (errorPages[].path and page404 stay relative to wwwroot, as in SVR.JS.)
@@ -67,10 +66,8 @@ function checkConfig(config, { file, configFile = path.resolve(file), extraValid
     }
     problems.push(...svrjs.problems);
     warnings = [...svrjs.warnings, ...unservedMetrics(config)].map((problem) => formatProblem(file, problem));
+    if (isPlainObject(config.acme)) config.secure = true; // ACME is HTTPS (acme/review.js checks the rest at start)
     problems.push(...semanticProblems(config, path.dirname(configFile), configFile));
-    const acme = acmeReview(config);
-    problems.push(...acme.problems);
-    warnings.push(...acme.warnings.map((problem) => formatProblem(file, problem)));
     svrjsKeys.applyAliases(config);
     resolvePaths(config, path.dirname(configFile));
   }
@@ -212,41 +209,6 @@ function modKeyProblem(key, value, isValid) {
 }
 
 // ---- what the schema cannot say ----
-
-// `acme` turns HTTPS on; it needs a name to ask for and no certificate of the user's. A CA
-// validates on ports 80 (HTTP-01) and 443 (TLS-ALPN-01): other ports get a warning, for they work
-// only with ports forwarded to them or a CA set to use them (a test CA).
-function acmeReview(config) {
-  const result = { problems: [], warnings: [] };
-  if (!isPlainObject(config.acme)) return result;
-  const domains = Array.isArray(config.acme.domains) ? config.acme.domains : [];
-  const name = domains[0] || configuredHosts({ ...config, domain: config.domain || config.domian })[0];
-  if (!name) {
-    result.problems.push({ key: 'acme', message: 'ACME needs a DNS name to ask a certificate for: set "domain" (or "acme.domains")' });
-    return result;
-  }
-  if (config.cert || config.key) {
-    result.problems.push({ key: 'acme', message: `svr serves "cert" and "key" when they are set, so a certificate from the CA would never be used: remove "cert" and "key", or "acme"` });
-  }
-  if (config.secure !== true) config.secure = true;
-  const challenges = (Array.isArray(config.acme.challenges) ? config.acme.challenges : ['http-01', 'tls-alpn-01'])
-    .filter((type) => type === 'http-01' || type === 'tls-alpn-01'); // others are refused by the schema
-  if (challenges.length === 0) return result;
-  const portOf = (value) => parseListenAddress(value).port;
-  const plain = config.disableNonEncryptedServer === true ? null : portOf(config.port);
-  const secure = portOf(config.sport);
-  const served = [];
-  if (challenges.includes('http-01') && plain === 80) served.push('HTTP-01 on port 80');
-  if (challenges.includes('tls-alpn-01') && secure === 443) served.push('TLS-ALPN-01 on port 443');
-  if (served.length === 0) {
-    result.warnings.push({
-      key: 'acme',
-      message: `${name} is not served on port 80 (port: ${plain === null ? 'off' : plain}) nor 443 (sport: ${secure}), where a CA validates ` +
-        `${challenges.join(' and ')}: the certificate can only be obtained when those ports are forwarded to this server or the CA is set to use these ports`,
-    });
-  }
-  return result;
-}
 
 function semanticProblems(config, baseDir, configFile) {
   const hosts = (Array.isArray(config.wwwrootVHost) ? config.wwwrootVHost : [])

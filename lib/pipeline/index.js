@@ -4,7 +4,16 @@
 // stage answers and when it passes on).
 //
 //   createPipeline(config, { log, configFile, disableMods, isDraining, scrapeMetrics }) ->
-//     { site, proxy, handle(req, res), httpsRedirect(req, res) }
+//     { site, proxy, handle(req, res), httpsRedirect(req, res), prepare(), close() }
+//     Throws one error listing every problem of every stage ("FILE: key: why", or the script's or
+//     mod's own file). Building starts nothing: the worker awaits pipeline.prepare() before it
+//     listens (a stage's async work before serving, today the proxy's health checks), and
+//     close() stops that work when the pipeline is replaced.
+//   checkPipeline(config, { configFile, disableMods }) -> [problem]
+//     The same build, for `svr check` and the primary before it forks: the same stages, the same
+//     compilers and the same problems, except that serverSideScript.js is compiled without
+//     running, no mod is loaded (scripting/mod-keys.js loads them in a child process), the
+//     environment is left alone and prepare() is never called.
 //
 // handle runs the site's list; httpsRedirect the plain port's of an HTTPS site. An HTTP/1 CONNECT
 // or Upgrade comes with a response made for its socket (net/upgrade.js). Errors from any stage,
@@ -26,7 +35,7 @@ const { createPostfixStage } = require('./postfixes');
 const { createClientAddressStage } = require('./access/client-address');
 const { createBlocklistStage } = require('./access/blocklist');
 const { createAccessRulesStage } = require('./access/rules');
-const { createScriptingStage } = require('./scripting');
+const { createScriptingStage, checkScriptingStage } = require('./scripting');
 const { createStaticStage } = require('./static');
 const { createStatusStage, createRequestCounters } = require('./status');
 const { createHttpsRedirectStage } = require('./https-redirect');
@@ -38,63 +47,110 @@ const { createAcmeChallengeStage } = require('./acme-challenge');
 // isDraining(), scrapeMetrics(): the worker's, for the health and metrics paths.
 // acmeAnswers: the worker's ACME challenge answers (acme/challenges.js), with ACME on.
 function createPipeline(config, { log, configFile, disableMods = false, isDraining, scrapeMetrics, acmeAnswers = null } = {}) {
+  applyEnvironment(config); // before mods and serverSideScript.js load
+  const scripting = disableMods ? null : createScriptingStage;
+  const { pipeline, problems } = buildPipeline(config, { log, configFile, scripting, isDraining, scrapeMetrics, acmeAnswers });
+  if (problems.length > 0) {
+    pipeline.close();
+    throw Object.assign(new Error(problems.join('\n')), { code: 'ECONFIG' });
+  }
+  return pipeline;
+}
+
+function checkPipeline(config, { configFile, disableMods = false } = {}) {
+  let built;
+  try {
+    built = buildPipeline(config, { configFile, scripting: disableMods ? null : checkScriptingStage });
+  } catch (error) { // no site to build on (a web root that is not a directory, say)
+    return describeProblem(error, configFile);
+  }
+  built.pipeline.close();
+  return built.problems;
+}
+
+// Every stage is built through build(), even when an earlier one failed, so that every problem
+// is reported at once. scripting: the scripting stage's factory (null: no mods, no script).
+function buildPipeline(config, { log, configFile, scripting: scriptingFactory, isDraining, scrapeMetrics, acmeAnswers = null }) {
   const site = createSite(config, { log, configFile });
   site.sendError = createErrorPages(site);
-  applyEnvironment(config);
-  const { scripting, staticFiles, rootScripting } = createRootStages(site, { disableMods });
+  const problems = [];
+  const build = (create, ...args) => {
+    try {
+      return create(...args);
+    } catch (error) { // once, though a stage is in both lists
+      for (const line of describeProblem(error, configFile)) if (!problems.includes(line)) problems.push(line);
+      return null;
+    }
+  };
+  const { scripting, staticFiles, rootScripting } = createRootStages(site, { scriptingFactory, build });
   const fail = (req, res, error) => site.sendError(req, res, 500, { error });
-  const proxy = createProxyStage(site);
+  const proxy = build(createProxyStage, site);
   const counters = config.allowStatus ? createRequestCounters() : null;
-  const healthAndMetrics = createHealthMetricsStage(site, { isDraining, scrapeMetrics });
-  const acmeChallenge = createAcmeChallengeStage(site, acmeAnswers);
+  const healthAndMetrics = build(createHealthMetricsStage, site, { isDraining, scrapeMetrics });
+  const acmeChallenge = build(createAcmeChallengeStage, site, acmeAnswers);
   const stages = [
-    createForwardProxyStage(rootScripting && rootScripting.proxyRequest),
-    createServerHeadersStage(site),
-    createStrictHeadStage(site),
+    build(createForwardProxyStage, rootScripting && rootScripting.proxyRequest),
+    build(createServerHeadersStage, site),
+    build(createStrictHeadStage, site),
     acmeChallenge,
-    createClientAddressStage(site),
-    createBlocklistStage(site),
+    build(createClientAddressStage, site),
+    build(createBlocklistStage, site),
     healthAndMetrics,
-    createConnectStage({ modsConnect: (rootScripting && rootScripting.connect) || null, reverseProxy: proxy }),
-    createSanitizeStage(site),
-    createWwwRedirectStage(site),
-    createPostfixStage(site),
-    createRewriteStage(site),
-    createPathHeadersStage(site),
-    createHostHeadersStage(site),
-    createAccessRulesStage(site),
+    build(createConnectStage, { modsConnect: (rootScripting && rootScripting.connect) || null, reverseProxy: proxy }),
+    build(createSanitizeStage, site),
+    build(createWwwRedirectStage, site),
+    build(createPostfixStage, site),
+    build(createRewriteStage, site),
+    build(createPathHeadersStage, site),
+    build(createHostHeadersStage, site),
+    build(createAccessRulesStage, site),
     proxy,
     scripting,
-    createStatusStage(site, counters),
+    build(createStatusStage, site, counters),
     staticFiles,
   ].filter(Boolean);
   const redirectStages = [
-    createServerHeadersStage(site),
-    createStrictHeadStage(site),
+    build(createServerHeadersStage, site),
+    build(createStrictHeadStage, site),
     acmeChallenge,
-    createClientAddressStage(site),
-    createBlocklistStage(site),
+    build(createClientAddressStage, site),
+    build(createBlocklistStage, site),
     healthAndMetrics,
-    createPathHeadersStage(site),
-    createHostHeadersStage(site),
-    createHttpsRedirectStage(site),
+    build(createPathHeadersStage, site),
+    build(createHostHeadersStage, site),
+    build(createHttpsRedirectStage, site),
   ].filter(Boolean);
-  return {
+  const pipeline = {
     site,
     proxy, // null without `proxy` rules; its upstreamHealth() feeds the metrics
     handle: withRecord(runStages(stages, fail), counters),
     httpsRedirect: withRecord(runStages(redirectStages, fail), counters),
+    prepare: async () => {
+      for (const stage of stages) if (typeof stage.prepare === 'function') await stage.prepare();
+    },
+    close: () => {
+      for (const stage of stages) if (typeof stage.close === 'function') stage.close();
+    },
   };
+  return { pipeline, problems };
+}
+
+// A stage's refusal as lines for the user: a script's or a mod's error names its own file; the
+// others name a key of the config file ("rewriteMap[0].definingRegex: ..."), so the file goes first.
+function describeProblem(error, configFile) {
+  const lines = String(error && error.message !== undefined ? error.message : error).split('\n');
+  if ((error && error.file) || !configFile) return lines;
+  return lines.map((line) => `${configFile}: ${line}`);
 }
 
 // The stages that depend on the web root: the scripting stage (serverSideScript.js from the root)
 // and the static stage. With virtual hosts there is one of each per web root (the static stage
 // with its own error pages), and site.sendError answers with the request's own host's pages.
-function createRootStages(site, { disableMods }) {
+function createRootStages(site, { scriptingFactory, build }) {
   const scriptingByRoot = new Map(); // one scripting stage per root, whatever the listing switch
   const scriptingFor = (hostSite) => {
-    if (disableMods) return null;
-    if (!scriptingByRoot.has(hostSite.root)) scriptingByRoot.set(hostSite.root, createScriptingStage(hostSite));
+    if (scriptingFactory === null) return null;
+    if (!scriptingByRoot.has(hostSite.root)) scriptingByRoot.set(hostSite.root, build(scriptingFactory, hostSite));
     return scriptingByRoot.get(hostSite.root);
   };
   const pick = createVirtualHosts(site, (hostSite) => {
@@ -136,4 +192,4 @@ function withRecord(run, counters) {
   };
 }
 
-module.exports = { createPipeline };
+module.exports = { createPipeline, checkPipeline };

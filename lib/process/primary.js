@@ -1,15 +1,15 @@
 'use strict';
-// The primary never serves. It validates the config, forks the workers and supervises them:
-// replaces the ones that die (with a growing delay when they keep dying young), rolls new
-// workers in on SIGHUP one at a time, and drains everything on SIGTERM/SIGINT.
+// The primary never serves. It runs the start's steps (start.js), forks the workers and
+// supervises them: replaces the ones that die (with a growing delay when they keep dying young),
+// rolls new workers in on SIGHUP one at a time, and drains everything on SIGTERM/SIGINT.
 
 const cluster = require('node:cluster');
 const log = require('../log');
-const { loadConfig, workerCount } = require('../config/load');
-const { readModKeys } = require('../pipeline/scripting/mod-keys');
+const { workerCount } = require('../config/load');
+const { prepareStart } = require('./start');
 const { describeListenAddress, removeStaleSockets } = require('../config/listen-address');
 const { version } = require('../../package.json');
-const { ensureCertificate, startRenewalTimer } = require('../net/certificate');
+const { startRenewalTimer } = require('../net/certificate');
 const { Watchdog, beatInterval } = require('./watchdog');
 const { Rebalancer } = require('./rebalance');
 const { createPrimaryMetrics } = require('./metrics');
@@ -78,15 +78,18 @@ class Supervisor {
     return this.metrics ? { 'metrics-text': () => this.metrics.render() } : {};
   }
 
-  readConfig() {
-    return readConfig(this.options);
+  // The start's steps (start.js), awaited before any worker forks: at start and at every reload.
+  async runStartSteps() {
+    const { config, errors, problem, warnings, infos } = await prepareStart(this.options);
+    for (const info of infos) log.info(info);
+    for (const warning of warnings) log.warn(warning);
+    return { config, errors, problem };
   }
 
   async start() {
     this.listenForSignals(); // before the first fork: a SIGHUP must never kill a starting server
     takeNotifySocket();
-    const { config, errors, problem, warnings = [] } = this.readConfig();
-    for (const warning of warnings) log.warn(warning);
+    const { config, errors, problem } = await this.runStartSteps();
     if (errors.length > 0) this.exitWithErrors(problem || 'the config is invalid', errors, EXIT_CONFIG);
     try {
       log.useFile(config.errorLog);
@@ -311,7 +314,8 @@ class Supervisor {
   }
 
   async reloadOnce() {
-    const { config, errors } = this.readConfig();
+    const { config, errors } = await this.runStartSteps();
+    if (this.stopping) return { ok: false, message: 'svr is stopping' };
     if (errors.length === 0) return this.rollWorkers(config);
     const lines = ['reload failed, still serving with the previous config:', ...errors.map((error) => `  ${error}`)];
     for (const line of lines) log.error(line);
@@ -409,6 +413,10 @@ class Supervisor {
       for (const worker of this.alive) worker.process.kill('SIGKILL');
       process.exit(1);
     }
+    if (!this.config) { // still in the start's steps: no worker yet, nothing to drain
+      log.info(`${signal}: stopping before any worker started`);
+      process.exit(0);
+    }
     this.stopping = true;
     if (this.acme) this.acme.stop();
     for (const resolve of this.reloadWaiters.splice(0)) resolve({ ok: false, message: 'svr is stopping' });
@@ -423,30 +431,6 @@ class Supervisor {
     log.info('stopped');
     process.exit(0);
   }
-}
-
-// The config file plus the command-line overrides, validated. The mods' configValidators (the
-// keys they may add to the config) are read first, in a short-lived child process: mod code never
-// runs in the primary. A mod that cannot load (or hangs while loading) stops the start or the
-// reload; with --disable-mods it is only a warning.
-// checkOnly (svr.js --check): validate the certificate files but generate nothing.
-function readConfig(options, { checkOnly = false } = {}) {
-  const mods = readModKeys(options.configFile);
-  if (!checkOnly) for (const info of mods.infos) log.info(info); // --check prints problems only
-  for (const warning of mods.warnings) log.warn(warning);
-  if (mods.errors.length > 0) {
-    if (!options.disableMods) return { errors: mods.errors, problem: 'cannot load the mods' };
-    for (const error of mods.errors) log.warn(`--disable-mods: ${error}`);
-  }
-  const { config, errors, warnings } = loadConfig(options.configFile, { extraValidators: mods.validators });
-  if (errors.length > 0) return { errors, warnings };
-  if (options.port !== undefined) config.port = options.port;
-  if (options.workers !== undefined) config.workers = options.workers;
-  // HTTPS: check the certificate files, or make/renew the self-signed one, before any
-  // worker (new ones on reload included) reads them.
-  const certificate = ensureCertificate(config, { configFile: options.configFile, log, checkOnly });
-  if (certificate.errors.length > 0) return { errors: certificate.errors, warnings };
-  return { config, errors, warnings };
 }
 
 // The one start-up line tests and users look for; it names what was really bound
@@ -476,4 +460,4 @@ function runPrimary(options) {
   return new Supervisor(options).start();
 }
 
-module.exports = { runPrimary, readConfig, banner, Supervisor };
+module.exports = { runPrimary, banner, Supervisor };

@@ -47,17 +47,31 @@ class Worker {
     // hooks.metricsSink: where the request counts go (the primary), when metrics are on.
     this.metrics = hooks.metricsSink ? new WorkerMetrics(hooks.metricsSink, {
       connections: () => this.sockets.size,
-      upstreams: () => (this.pipeline.proxy ? this.pipeline.proxy.upstreamHealth() : []),
+      upstreams: () => (this.pipeline && this.pipeline.proxy ? this.pipeline.proxy.upstreamHealth() : []),
     }) : null;
+    this.pipeline = null;
+    this.listeners = [];
     // ACME's challenge answers (the primary orders; this worker answers the CA).
     this.acmeAnswers = acmeSettings(config) ? new ChallengeAnswers(acmeDirectory(config)) : null;
-    this.build(config);
-    this.listeners = createListeners(config, {
-      site: (req, res) => this.onRequest(req, res, this.pipeline.handle),
-      httpsRedirect: (req, res) => this.onRequest(req, res, this.pipeline.httpsRedirect),
-      connect: (req, socket, head) => this.onConnect(req, socket, head),
-      acmeAnswers: this.acmeAnswers,
-    });
+  }
+
+  // A worker's start: build the pipeline and await what it prepares, then listen. A config it
+  // cannot serve is fatal (code ECONFIG unless the error says otherwise: EBADWWWROOT).
+  async start() {
+    try {
+      await this.build(this.config);
+      this.listeners = createListeners(this.config, {
+        site: (req, res) => this.onRequest(req, res, this.pipeline.handle),
+        httpsRedirect: (req, res) => this.onRequest(req, res, this.pipeline.httpsRedirect),
+        connect: (req, socket, head) => this.onConnect(req, socket, head),
+        acmeAnswers: this.acmeAnswers,
+      });
+    } catch (error) {
+      this.hooks.fatal(error.code || 'ECONFIG', error.message);
+      return;
+    }
+    if (this.draining) return; // told to stop while it was preparing
+    await this.listen();
   }
 
   // The primary's ACME messages: a challenge to answer or to forget, a new certificate to serve.
@@ -80,14 +94,13 @@ class Worker {
     return { ok: false, message: `unknown message ${message.type}` };
   }
 
-  // The per-config parts, built once; a single-threaded reload builds them again. The pipeline
-  // loads the mods and serverSideScript.js, so a mod that cannot load fails the start (or the
-  // reload) with its own message. The working directory is the web root, as SVR.JS documents
-  // for scripts and mods.
-  build(config) {
-    if (this.pipeline && this.pipeline.proxy) this.pipeline.proxy.close();
+  // The per-config parts, built once; a single-threaded reload builds them again (the old ones
+  // serve until the new ones are ready). The pipeline loads the mods and serverSideScript.js, so
+  // a mod that cannot load fails the start (or the reload) with its own message. The working
+  // directory is the web root, as SVR.JS documents for scripts and mods.
+  async build(config) {
     enterWebRoot(config.wwwroot);
-    this.pipeline = createPipeline(config, {
+    const pipeline = createPipeline(config, {
       log,
       configFile: this.configFile,
       disableMods: this.disableMods,
@@ -95,6 +108,14 @@ class Worker {
       scrapeMetrics: this.metrics ? () => this.metrics.scrape() : null,
       acmeAnswers: this.acmeAnswers,
     });
+    try {
+      await pipeline.prepare();
+    } catch (error) {
+      pipeline.close();
+      throw error;
+    }
+    if (this.pipeline) this.pipeline.close();
+    this.pipeline = pipeline;
     this.logRequest = accessLog.createAccessLog(config);
   }
 
@@ -358,17 +379,19 @@ function reopenLogs() {
   }
 }
 
+// The worker at once (it drains or recycles even while starting); its start goes on in the
+// background and ends in hooks.ready or hooks.fatal.
 function startWorker(config, configFile, hooks, options) {
   let worker;
   try {
     accessLog.useFile(config.accessLog);
     log.useFile(config.errorLog);
     worker = new Worker(config, configFile, hooks, options);
-  } catch (error) { // the pipeline refuses a config it cannot serve (bad wwwroot, say)
+  } catch (error) {
     hooks.fatal(error.code || 'ECONFIG', error.message);
     return null;
   }
-  worker.listen().catch((error) => hooks.fatal(error.code, error.message));
+  worker.start().catch((error) => hooks.fatal(error.code, error.message));
   return worker;
 }
 

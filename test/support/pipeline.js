@@ -29,16 +29,18 @@
 // of the test's stderr: lib/log is one per process, so every asWorker site running sees them.
 // Not there: what process/worker.js adds around the pipeline (draining, socket bookkeeping, the
 // primary's metrics totals); keep such tests on startServer.
-// The config goes through the same reading as a real start (process/primary.js readConfig: the
-// mods' configValidators, the schema and its defaults, paths, the certificate; loadConfig alone
-// when there are no mods and no HTTPS); a config a real start refuses rejects with its messages. Stage code that throws outside a request (a timer in a script)
-// would take the test process down: keep such tests on startServer.
+// The config goes through the same steps as a real start (process/start.js prepareStart: the
+// mods' configValidators, the schema and its defaults, paths, the certificate, the pipeline's
+// compilers; loadConfig alone when there are no mods and no HTTPS); a config a real start refuses
+// rejects with its messages. The pipeline is prepared (pipeline.prepare()) as a worker's is.
+// Stage code that throws outside a request (a timer in a script) would take the test process
+// down: keep such tests on startServer.
 
 const fs = require('node:fs');
 const http = require('node:http');
 const path = require('node:path');
 const { makeTempDir, writeFiles, LineWatcher } = require('./helpers');
-const { readConfig } = require('../../lib/process/primary');
+const { prepareStart } = require('../../lib/process/start');
 const { loadConfig } = require('../../lib/config/load');
 const { createPipeline } = require('../../lib/pipeline');
 const { createAccessLog } = require('../../lib/access-log');
@@ -54,12 +56,12 @@ function collectingLog(watcher) {
 // reads it (mods' configValidators, schema defaults, paths resolved). Throws on errors.
 // Without a modsDirectory, a start would read svr's own mods/ (no mod in a checkout) in a child
 // process; the schema check alone gives the same config without that process.
-function completeConfig(dir, config, { disableMods = false } = {}) {
+async function completeConfig(dir, config, { disableMods = false } = {}) {
   const configFile = path.join(dir, 'svr-config.json');
   fs.writeFileSync(configFile, JSON.stringify(config, null, 2));
   const read = config.modsDirectory === undefined && !config.secure
     ? loadConfig(configFile)
-    : readConfig({ configFile, disableMods });
+    : await prepareStart({ configFile, disableMods });
   const { config: complete, errors } = read;
   if (errors.length) throw new Error(errors.join('\n'));
   return { config: complete, configFile };
@@ -157,7 +159,7 @@ async function startPipeline({ config = {}, files = {}, mods = null, disableMods
   });
   try {
     const raw = { wwwroot: 'web', workers: 1, ...config };
-    const { config: complete, configFile } = completeConfig(dir, raw, { disableMods });
+    const { config: complete, configFile } = await completeConfig(dir, raw, { disableMods });
     // The ports are known once listening; the config names them, as a started server's does.
     // The pipeline is built after (the HTTPS redirect names sport); handlers reach it through `site`.
     let site = null;
@@ -179,6 +181,7 @@ async function startPipeline({ config = {}, files = {}, mods = null, disableMods
     const { port, sport } = complete;
     fs.writeFileSync(configFile, JSON.stringify({ ...raw, port, ...(asWorker && complete.secure ? { sport } : {}) }, null, 2));
     const pipeline = withEnv(env, () => createPipeline(complete, { log: collectingLog(stderr), configFile, disableMods, scrapeMetrics }));
+    await pipeline.prepare();
     site = { pipeline, logRequest: createAccessLog(complete, { write: (line) => stdout.add(line) }) };
     if (!asWorker && !plainPortOfHttps) servers[0].on('connect', (req, socket, head) => handleUpgrade(req, socket, head, answer('handle')));
     return {

@@ -7,6 +7,8 @@
 //     response on its socket and req.upgradeHead (lib/net/upgrade.js); so does an HTTP/2
 //     extended CONNECT (the worker's 'connect' listener). A matching rule tunnels them.
 //     stage.upstreamHealth() -> [{ upstream, up }]  for the metrics
+//     stage.prepare()         starts the active health checks (the worker, before it listens;
+//                             a pipeline built only to check a config never calls it)
 //     stage.close()           stops active health checks (pooled idle connections time out)
 //
 // site: { config, sendError(req, res, status, options), log }.
@@ -26,12 +28,8 @@ function createProxyStage(site) {
   const { rules, errors } = compileProxyRules(config);
   const trusted = compileTrustedProxies(config.trustedProxies);
   const problems = [...errors, ...trusted.errors];
-  if (problems.length) {
-    for (const rule of rules) rule.pool.stopChecks();
-    throw Object.assign(new Error(problems.join('\n')), { configErrors: problems });
-  }
+  if (problems.length) throw new Error(problems.join('\n'));
   const ctx = { isTrusted: trusted.isTrusted, sendError: site.sendError, log: site.log };
-  for (const rule of rules) rule.pool.startChecks({ 'user-agent': 'svr-health-check' });
 
   function stage(req, res, next) {
     const rule = findRule(rules, req, splitTarget(req.url).path);
@@ -41,6 +39,10 @@ function createProxyStage(site) {
   }
 
   stage.upstreamHealth = () => rules.flatMap((rule) => rule.pool.upstreams.map((u) => ({ upstream: u.label, up: u.isUp() })));
+
+  stage.prepare = () => {
+    for (const rule of rules) rule.pool.startChecks({ 'user-agent': 'svr-health-check' });
+  };
 
   stage.close = () => {
     for (const rule of rules) rule.pool.stopChecks();

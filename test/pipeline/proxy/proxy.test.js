@@ -63,6 +63,7 @@ async function proxyServer(config) {
     },
   };
   const stage = createProxyStage(site);
+  stage.prepare(); // the health checks, as a worker starts them before it listens
   const server = http.createServer((req, res) => {
     res.setHeader('server', 'svr');
     stage(req, res, () => { res.writeHead(404); res.end('next\n'); });
