@@ -90,6 +90,7 @@ for (const challenge of ['http-01', 'tls-alpn-01']) {
     // A reload's new workers serve the certificate from the state directory; nothing is ordered.
     const since = server.stderr().length;
     server.signal('SIGHUP');
+    await server.waitForLog(new RegExp(`ACME: the certificate for ${domain.replace(/\./g, '\\.')} in the state directory expires .*; the workers serve it`), 'stderr', since);
     await server.waitForLog(/reload complete/, 'stderr', since);
     await server.waitForLog(/ACME: next check of/, 'stderr', since);
     const again = await served(sport, domain, root);
