@@ -16,7 +16,7 @@
 //                 reported with its file. Mod code never runs in the primary.
 //   config        the config file: JSON, the schema (with the mods' keys) and its defaults, what
 //                 a schema cannot say, paths; then --port and --workers.
-//   acme          with `acme`: a name to ask for, no cert/key of the user's, a warning when the
+//   acme-review   with `acme`: a name to ask for, no cert/key of the user's, a warning when the
 //                 CA's ports (80, 443) are not this config's (acme/review.js); at start, the
 //                 certificate already in the state directory is named in the log. Obtaining one
 //                 waits for the workers (they answer the CA): process/acme.js, after the fork.
@@ -40,7 +40,7 @@ const { reviewAcme, storedCertificate } = require('../acme/review');
 const START_STEPS = [
   { name: 'mods', gate: true, problem: 'cannot load the mods', run: readMods },
   { name: 'config', gate: true, problem: 'the config is invalid', run: readConfigFile },
-  { name: 'acme', problem: 'the config is invalid', run: prepareAcme },
+  { name: 'acme-review', problem: 'the config is invalid', run: prepareAcme },
   { name: 'certificates', problem: 'the config is invalid', run: prepareCertificates },
   { name: 'pipeline', problem: 'cannot start', run: compilePipeline },
 ];
