@@ -28,10 +28,13 @@ function answerAlpnChallenges(server, answers) {
       socket.off('data', onData);
       socket.pause();
       socket.unshift(buffered);
-      const context = hello && hello.alpn.includes('acme-tls/1') ? answers.alpnContext(hello.servername) : null;
+      // RFC 8737: the CA offers acme-tls/1 alone. One for a name with no pending challenge is closed.
+      const validation = hello && hello.alpn.length === 1 && hello.alpn[0] === 'acme-tls/1';
+      if (!validation) return pass(socket);
+      const context = answers.alpnContext(hello.servername);
       if (context) answer(socket, context);
-      else if (hello && hello.alpn.length === 1 && hello.alpn[0] === 'acme-tls/1') socket.destroy(); // a validation for a name we are not validating
-      else pass(socket);
+      else socket.destroy();
+      return undefined;
     };
     socket.on('data', onData);
     socket.resume(); // after a PROXY header the socket was paused with the ClientHello put back
