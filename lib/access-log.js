@@ -109,13 +109,15 @@ function describe(req, res, startedAt, remote) {
     referer: req.headers.referer,
     userAgent: req.headers['user-agent'],
     seconds: (performance.now() - startedAt) / 1000,
+    cache: req.svr && req.svr.cache, // the proxy cache's X-Cache status, for the rules that cache
   };
 }
 
 function combinedLine(entry, now) {
   return `${entry.remote} - ${entry.user} [${clfTime(now)}] ` +
     `${quoted(`${entry.method} ${entry.url} ${entry.protocol}`)} ${entry.status} ${entry.bytes} ` +
-    `${quoted(entry.referer)} ${quoted(entry.userAgent)} ${entry.seconds.toFixed(3)}`;
+    `${quoted(entry.referer)} ${quoted(entry.userAgent)} ${entry.seconds.toFixed(3)}` +
+    (entry.cache === undefined ? '' : ` ${entry.cache}`);
 }
 
 function jsonLine(entry, now) {

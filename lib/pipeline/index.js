@@ -3,7 +3,7 @@
 // request a worker's listeners receive enters it (docs/architecture.md has the list, what each
 // stage answers and when it passes on).
 //
-//   createPipeline(config, { log, configFile, disableMods, isDraining, scrapeMetrics }) ->
+//   createPipeline(config, { log, configFile, disableMods, isDraining, scrapeMetrics, rateLimiter, cacheIndex }) ->
 //     { site, proxy, handle(req, res), httpsRedirect(req, res), prepare(), close() }
 //     Throws one error listing every problem of every stage ("FILE: key: why", or the script's or
 //     mod's own file). Building starts nothing: the worker awaits pipeline.prepare() before it
@@ -35,6 +35,7 @@ const { createPostfixStage } = require('./postfixes');
 const { createClientAddressStage } = require('./access/client-address');
 const { createBlocklistStage } = require('./access/blocklist');
 const { createAccessRulesStage } = require('./access/rules');
+const { createRateLimitStage } = require('./access/rate-limits');
 const { createScriptingStage, checkScriptingStage } = require('./scripting');
 const { createStaticStage } = require('./static');
 const { createStatusStage, createRequestCounters } = require('./status');
@@ -45,11 +46,15 @@ const { createConnectStage } = require('./connect');
 const { createAcmeChallengeStage } = require('./acme-challenge');
 
 // isDraining(), scrapeMetrics(): the worker's, for the health and metrics paths.
+// rateLimiter: the host's rate-limit counter ({ take(key, rate, burst) }), from the process that
+// runs this pipeline (lib/process/rate-limits/); without it `rateLimits` are not applied.
+// cacheIndex: the host's index of the proxy cache's files (lib/process/proxy-cache-index.js),
+// from the process too; without it no proxy rule caches.
 // acmeAnswers: the worker's ACME challenge answers (acme/challenges.js), with ACME on.
-function createPipeline(config, { log, configFile, disableMods = false, isDraining, scrapeMetrics, acmeAnswers = null } = {}) {
+function createPipeline(config, { log, configFile, disableMods = false, isDraining, scrapeMetrics, rateLimiter = null, cacheIndex = null, acmeAnswers = null } = {}) {
   applyEnvironment(config); // before mods and serverSideScript.js load
   const scripting = disableMods ? null : createScriptingStage;
-  const { pipeline, problems } = buildPipeline(config, { log, configFile, scripting, isDraining, scrapeMetrics, acmeAnswers });
+  const { pipeline, problems } = buildPipeline(config, { log, configFile, scripting, isDraining, scrapeMetrics, rateLimiter, cacheIndex, acmeAnswers });
   if (problems.length > 0) {
     pipeline.close();
     throw Object.assign(new Error(problems.join('\n')), { code: 'ECONFIG' });
@@ -70,7 +75,7 @@ function checkPipeline(config, { configFile, disableMods = false } = {}) {
 
 // Every stage is built through build(), even when an earlier one failed, so that every problem
 // is reported at once. scripting: the scripting stage's factory (null: no mods, no script).
-function buildPipeline(config, { log, configFile, scripting: scriptingFactory, isDraining, scrapeMetrics, acmeAnswers = null }) {
+function buildPipeline(config, { log, configFile, scripting: scriptingFactory, isDraining, scrapeMetrics, rateLimiter = null, cacheIndex = null, acmeAnswers = null }) {
   const site = createSite(config, { log, configFile });
   site.sendError = createErrorPages(site);
   const problems = [];
@@ -84,7 +89,7 @@ function buildPipeline(config, { log, configFile, scripting: scriptingFactory, i
   };
   const { scripting, staticFiles, rootScripting } = createRootStages(site, { scriptingFactory, build });
   const fail = (req, res, error) => site.sendError(req, res, 500, { error });
-  const proxy = build(createProxyStage, site);
+  const proxy = build(createProxyStage, site, { cacheIndex });
   const counters = config.allowStatus ? createRequestCounters() : null;
   const healthAndMetrics = build(createHealthMetricsStage, site, { isDraining, scrapeMetrics });
   const acmeChallenge = build(createAcmeChallengeStage, site, acmeAnswers);
@@ -104,6 +109,7 @@ function buildPipeline(config, { log, configFile, scripting: scriptingFactory, i
     build(createPathHeadersStage, site),
     build(createHostHeadersStage, site),
     build(createAccessRulesStage, site),
+    build(createRateLimitStage, site, rateLimiter),
     proxy,
     scripting,
     build(createStatusStage, site, counters),
@@ -187,7 +193,7 @@ function applyEnvironment(config) {
 function withRecord(run, counters) {
   return function handle(req, res) {
     if (counters !== null) counters.count(req, res);
-    req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null, clientAddress: req.socket.remoteAddress, internal: false };
+    req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null, clientAddress: req.socket.remoteAddress, internal: false, rateLimit: undefined, cache: undefined };
     run(req, res);
   };
 }

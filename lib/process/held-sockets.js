@@ -89,17 +89,41 @@ class HeldSockets {
     }
   }
 
+  // At start, before the first fork: sockets an earlier svr left with systemd (fd-store.js). The
+  // ones the config names are held as if a worker had sent them; -> the keys of the others,
+  // closed here.
+  adopt(sockets) {
+    const dropped = [];
+    const usable = this.enabled();
+    for (const [key, handle] of sockets) {
+      if (usable && this.wantedKeys().includes(key) && !this.handles.has(key)) {
+        this.handles.set(key, handle);
+        continue;
+      }
+      dropped.push(key);
+      this.close(key, handle);
+    }
+    return dropped;
+  }
+
   // After a reload: an address no longer configured is let go (its port closes once the old
-  // workers have stopped accepting).
+  // workers have stopped accepting). -> the keys let go.
   keepOnly(keys) {
+    const dropped = [];
     for (const [key, handle] of this.handles) {
       if (keys.includes(key)) continue;
       this.handles.delete(key);
-      try {
-        handle.close();
-      } catch (error) {
-        this.log.warn(`cannot close the listening socket of ${key}: ${error.message}`);
-      }
+      dropped.push(key);
+      this.close(key, handle);
+    }
+    return dropped;
+  }
+
+  close(key, handle) {
+    try {
+      handle.close();
+    } catch (error) {
+      this.log.warn(`cannot close the listening socket of ${key}: ${error.message}`);
     }
   }
 

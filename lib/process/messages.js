@@ -31,6 +31,8 @@ const MESSAGES = {
     about: 'answer (action "add") or forget ("remove") an ACME challenge: { type, token, identifier, keyAuthorization }' },
   'acme-certificate': { from: PRIMARY, fields: ['id', 'name'], answer: 'acme-done',
     about: 'load the new ACME certificate from the state directory for new connections' },
+  'cache-forget': { from: PRIMARY, fields: ['id', 'path'], answer: 'cache-forgotten',
+    about: 'drop a proxy-cache folder (a purge) or file (an eviction) from memory (proxy-cache-index.js)' },
 
   // --- worker -> primary ---
   'listening-socket': { from: WORKER, fields: ['key'], handle: true, answer: null,
@@ -46,11 +48,20 @@ const MESSAGES = {
   ask: { from: WORKER, fields: ['id', 'question', 'data'], answer: 'answer', about: 'a question for the primary (QUESTIONS)' },
   'acme-done': { from: WORKER, fields: ['id', 'ok', 'message'], answer: null,
     about: 'the answer to acme-challenge or acme-certificate (process/acme.js waits for every worker\'s)' },
+  'cache-stored': { from: WORKER, fields: ['file', 'bytes'], answer: null,
+    about: 'a proxy-cache file written: the primary counts it against proxyCache.maxBytes/maxEntries' },
+  'cache-unlock': { from: WORKER, fields: ['folder'], answer: null,
+    about: 'the fetch that held a URL\'s cache lock is stored (or not): the waiting workers may look' },
+  'cache-forgotten': { from: WORKER, fields: ['id'], answer: null, about: 'the answer to cache-forget' },
 };
 
 // The questions a worker may ask: what `data` carries and what `value` the answer has.
 const QUESTIONS = {
   'metrics-text': { data: 'none', value: 'the Prometheus text of every worker\'s totals' },
+  'rate-limit': { data: '[[key, rate, burst], ...]: the limited requests of one event-loop turn',
+    value: '[[allowed 1/0, aheadMs or retryMs, unavailable 1/0, lease tokens], ...] (rate-limits/ipc.js)' },
+  'cache-lock': { data: 'a proxy-cache folder (one URL)', value: '"granted" (fetch it) or, once the holder unlocks, "released"' },
+  'cache-purged': { data: 'a proxy-cache folder the worker removed', value: 'true once every worker has dropped it from memory' },
 };
 
 const DEFAULT_ASK_TIMEOUT_MS = 2000;

@@ -9,6 +9,7 @@ const { workerCount } = require('../config/load');
 const { prepareStart } = require('./start');
 const { describeListenAddress, removeStaleSockets } = require('../config/listen-address');
 const { version } = require('../../package.json');
+const { defaultDirectoriesNote } = require('../product');
 const { startRenewalTimer } = require('../net/certificate');
 const { Watchdog, beatInterval } = require('./watchdog');
 const { Rebalancer } = require('./rebalance');
@@ -17,7 +18,11 @@ const { EXIT_CONFIG, startFailureStatus } = require('./exit-status');
 const { takeNotifySocket, notifyReady, notifyStatus } = require('./notify');
 const { serverSocketPath, startControlServer } = require('./control');
 const { HeldSockets, configuredKeys } = require('./held-sockets');
+const { takeStoredSockets, storeSockets, forgetSockets } = require('./fd-store');
 const { PRIMARY, createDispatcher, answerQuestion } = require('./messages');
+const { createRateCounter } = require('./rate-limits/counter');
+const { answerRateLimits } = require('./rate-limits/ipc');
+const { primaryCacheIndex, cachesAnything } = require('./proxy-cache-index');
 const { startAcme } = require('./acme');
 
 const BACKOFF_BASE_MS = 100;
@@ -50,6 +55,8 @@ class Supervisor {
         this.balance(worker, busy);
       },
     });
+    this.rateCounter = null; // the host's rate-limit counter (rate-limits/counter.js), made when a config has rateLimits
+    this.cacheIndex = null; // the proxy cache's index (proxy-cache-index.js), when a rule caches
     this.rebalancer = new Rebalancer({ intervalMs: () => beatInterval(this.config?.workerStallTimeout ?? 0) });
     this.dispatch = createDispatcher(PRIMARY, this.messageHandlers(), log);
   }
@@ -70,12 +77,23 @@ class Supervisor {
       heartbeat: (message, handle, worker) => this.watchdog.beat(worker, message),
       metrics: (message, handle, worker) => this.metrics?.ingest(worker, message.report),
       ask: (message, handle, worker) => answerQuestion(worker, message, this.answerers()),
+      'cache-stored': (message) => this.cacheIndex?.stored(message.file, message.bytes),
+      'cache-unlock': (message, handle, worker) => this.cacheIndex?.unlock(worker, message.folder),
+      'cache-forgotten': (message, handle, worker) => this.cacheIndex?.forgotten(worker, message.id),
     };
   }
 
   // The questions a worker may ask (process/messages.js QUESTIONS), answered here.
   answerers() {
-    return this.metrics ? { 'metrics-text': () => this.metrics.render() } : {};
+    const answerers = {
+      'rate-limit': (takes) => answerRateLimits(takes, this.rateCounterFor(this.config), this.pool.size),
+    };
+    if (this.metrics) answerers['metrics-text'] = () => this.metrics.render();
+    if (this.cacheIndex) {
+      answerers['cache-lock'] = (folder, worker) => this.cacheIndex.lock(worker, folder);
+      answerers['cache-purged'] = (folder) => this.cacheIndex.purged(folder);
+    }
+    return answerers;
   }
 
   // The start's steps (start.js), awaited before any worker forks: at start and at every reload.
@@ -97,10 +115,22 @@ class Supervisor {
       this.exitWithErrors('cannot open the error log', [`errorLog: ${error.message}`], EXIT_CONFIG);
     }
     this.config = config;
+    const directories = defaultDirectoriesNote(config, this.options.configFile);
+    if (directories) log.info(directories);
     chooseSchedulingPolicy(config);
+    const stored = takeStoredSockets(); // a restart under systemd: the previous primary's sockets
+    for (const problem of stored.problems) log.warn(problem);
+    await forgetSockets([...this.heldSockets.adopt(stored.sockets), ...stored.unusable], log); // before a worker binds their ports
     removeStaleSockets(config, log);
     // Metrics (null when off): summed here from the workers' reports; set at start, a reload keeps them.
-    this.metrics = createPrimaryMetrics(config, { pool: () => this.pool, certificates: () => (this.acme ? [this.acme.status()] : []) });
+    this.metrics = createPrimaryMetrics(config, {
+      pool: () => this.pool,
+      rateLimits: () => this.rateCounter && this.rateCounter.status(),
+      proxyCache: () => this.cacheIndex && this.cacheIndex.status(),
+      certificates: () => (this.acme ? [this.acme.status()] : []),
+    });
+    if (hasRateLimits(config)) this.rateCounterFor(config); // Redis connects before the first request
+    this.cacheIndexFor(config);
     const count = workerCount(config);
     let listeners;
     try {
@@ -114,6 +144,7 @@ class Supervisor {
     this.started = true;
     const ready = banner(listeners, `${count} worker${count === 1 ? '' : 's'}, primary pid ${process.pid}`);
     log.info(ready);
+    await storeSockets(this.heldSockets.handles, log); // before READY: a restart may follow at once
     await notifyReady(ready, log);
     startRenewalTimer(() => this.config, () => this.reload('certificate renewal'));
     this.restartAcme();
@@ -222,6 +253,7 @@ class Supervisor {
   onExit(worker, code, signal) {
     this.pool.delete(worker);
     if (this.metrics) this.metrics.onWorkerExit(worker);
+    if (this.cacheIndex) this.cacheIndex.workerGone(worker); // its cache locks, so others stop waiting
     if (this.stopping) return this.exitWhenEmpty();
     if (!this.started) return; // start() reports it: a worker that cannot start is fatal
     if (worker.svr.retiring || worker.svr.abandoned) return;
@@ -242,6 +274,30 @@ class Supervisor {
 
   // A worker hit an uncaught exception: it keeps accepting until its replacement listens, then
   // is drained as in a reload (idle keep-alive connections get a grace, not a cut).
+  // One counter for the host, kept across reloads (the counts go on); a reload that changes
+  // rateLimitStore starts a new one, with empty counts.
+  rateCounterFor(config) {
+    const settings = JSON.stringify(config.rateLimitStore);
+    if (this.rateCounter && this.rateCounter.configured === settings) return this.rateCounter;
+    if (this.rateCounter) this.rateCounter.close();
+    this.rateCounter = Object.assign(createRateCounter(config.rateLimitStore, log), { configured: settings });
+    return this.rateCounter;
+  }
+
+  // The proxy cache's index (proxy-cache-index.js), made anew, with an emptied directory, when
+  // a config changes what it bounds.
+  cacheIndexFor(config) {
+    const settings = JSON.stringify([config.proxyCache, config.stateDirectory, cachesAnything(config)]);
+    if (this.cacheSettings === settings) return;
+    this.cacheSettings = settings;
+    try {
+      this.cacheIndex = primaryCacheIndex(config, log, () => this.alive);
+    } catch (error) {
+      this.cacheIndex = null;
+      log.error(`proxy cache: cannot prepare its directory: ${error.message}; nothing is cached`);
+    }
+  }
+
   onRecycle(worker, message) {
     if (this.stopping || !this.started || worker.svr.retiring || worker.svr.abandoned) return;
     worker.svr.retiring = true;
@@ -350,7 +406,10 @@ class Supervisor {
       const message = `reload complete: ${old.length} worker(s) replaced by ${target} in ${Date.now() - startedAt} ms`;
       log.info(message);
       this.restartAcme();
-      this.heldSockets.keepOnly(configuredKeys(config));
+      await forgetSockets(this.heldSockets.keepOnly(configuredKeys(config)), log);
+      await storeSockets(this.heldSockets.handles, log);
+      if (hasRateLimits(config)) this.rateCounterFor(config);
+      this.cacheIndexFor(config);
       if (this.metrics) this.metrics.count('reloads');
       return { ok: true, message };
     } catch (error) {
@@ -438,6 +497,10 @@ class Supervisor {
 function banner(listeners, detail) {
   const addresses = listeners.map(({ scheme, address }) => describeListenAddress(scheme, address)).join(' and ');
   return `svr ${version} listening on ${addresses} (${detail})`;
+}
+
+function hasRateLimits(config) {
+  return config.rateLimits.length > 0;
 }
 
 function describeExit(code, signal) {

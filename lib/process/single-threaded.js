@@ -12,6 +12,9 @@ const { installCrashHandlers } = require('../request-context');
 const { createLocalMetricsSink } = require('./metrics');
 const { EXIT_CONFIG, startFailureStatus } = require('./exit-status');
 const { startAcme } = require('./acme');
+const { createRateCounter } = require('./rate-limits/counter');
+const { inProcessRateLimiter } = require('./rate-limits/ipc');
+const { inProcessCacheIndex } = require('./proxy-cache-index');
 
 // The start's steps (start.js), as the primary runs them; their messages are logged.
 async function runStartSteps(options) {
@@ -51,6 +54,9 @@ async function runSingleThreaded(options) {
       process.exit(startFailureStatus(code));
     },
     metricsSink: createLocalMetricsSink(config),
+    // The counter lives in this process; a reload keeps it (and its rateLimitStore settings).
+    rateLimiter: inProcessRateLimiter(createRateCounter(config.rateLimitStore, log)),
+    cacheIndex: inProcessCacheIndex(config, log),
   }, { disableMods: options.disableMods });
   // No primary to replace this process: after an uncaught exception it finishes what it is
   // serving and stops (exit code 1).

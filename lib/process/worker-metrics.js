@@ -29,6 +29,9 @@ class WorkerMetrics {
     this.bytes = 0;
     this.buckets = new Array(BUCKETS.length + 1).fill(0);
     this.sum = 0;
+    this.rateLimits = {}; // "rule\noutcome" -> count (pipeline/access/rate-limits.js sets req.svr.rateLimit)
+    this.cache = {}; // X-Cache status -> count (pipeline/proxy/cache/ sets req.svr.cache)
+    this.cacheBytes = 0; // body bytes answered from the proxy cache
   }
 
   observe(req, res) {
@@ -43,13 +46,23 @@ class WorkerMetrics {
       while (i < BUCKETS.length && seconds > BUCKETS[i]) i++;
       this.buckets[i]++;
       this.sum += seconds;
+      const cached = req.svr && req.svr.cache;
+      if (cached) {
+        this.cache[cached] = (this.cache[cached] || 0) + 1;
+        if (cached === 'HIT' || cached === 'STALE' || cached === 'REVALIDATED') this.cacheBytes += bodyBytes(req, res);
+      }
+      const limited = req.svr && req.svr.rateLimit;
+      if (limited) {
+        const name = `${limited.rule}\n${limited.outcome}`;
+        this.rateLimits[name] = (this.rateLimits[name] || 0) + 1;
+      }
     });
   }
 
   // Sends what was counted since the last report (and the gauges), then starts afresh.
   flush(done) {
     const report = {
-      requests: this.requests, bytes: this.bytes, buckets: this.buckets, sum: this.sum,
+      requests: this.requests, bytes: this.bytes, buckets: this.buckets, sum: this.sum, rateLimits: this.rateLimits, cache: this.cache, cacheBytes: this.cacheBytes,
       connections: this.probes.connections(), upstreams: this.probes.upstreams(),
     };
     this.reset();

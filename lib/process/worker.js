@@ -20,6 +20,8 @@ const { WORKER, createDispatcher, createAsker } = require('./messages');
 const { acmeSettings } = require('../acme/settings');
 const { acmeDirectory } = require('../acme/store');
 const { ChallengeAnswers } = require('../acme/challenges');
+const { ipcRateLimiter } = require('./rate-limits/ipc');
+const { ipcCacheIndex, cachesAnything } = require('./proxy-cache-index');
 
 // Errors on listen that no restart can fix: the primary stops with the message instead of looping.
 const FATAL_LISTEN_ERRORS = {
@@ -30,15 +32,19 @@ const FATAL_LISTEN_ERRORS = {
 
 const DRAIN_SWEEP_MS = 50;
 const RECYCLE_IDLE_GRACE_MS = 1000; // as a reload: closing an idle socket races a request on its way
+// A connection accepted just before a drain has not sent its request yet, but it is on its way:
+// closing the connection then would drop it (a restart would reset a client the kernel already
+// accepted). Such a connection gets this long from its accept, whatever the drain's idle grace.
+const FIRST_REQUEST_GRACE_MS = 1000;
 const RECYCLE_WAIT_MS = 35000; // longer than the primary's wait for a replacement to be ready
 
 class Worker {
   constructor(config, configFile, hooks, options = {}) {
     this.config = config;
-    this.hooks = hooks; // { ready(addresses), fatal(code, message), recycle?(message) }
+    this.hooks = hooks; // { ready(addresses), fatal(code, message), recycle?(message), rateLimiter?, cacheIndex? }
     this.disableMods = options.disableMods === true;
     this.exitCode = 0;
-    this.sockets = new Map(); // socket -> { active, idleSince, h2 }
+    this.sockets = new Map(); // socket -> { active, idleSince, h2, used }
     this.draining = false;
     this.served = 0; // requests given to this worker; the primary's crash backoff reads it
     this.toShed = 0; // connections the primary asked this worker to close (process/rebalance.js)
@@ -107,6 +113,8 @@ class Worker {
       isDraining: () => this.draining,
       scrapeMetrics: this.metrics ? () => this.metrics.scrape() : null,
       acmeAnswers: this.acmeAnswers,
+      rateLimiter: this.hooks.rateLimiter,
+      cacheIndex: this.hooks.cacheIndex,
     });
     try {
       await pipeline.prepare();
@@ -137,6 +145,7 @@ class Worker {
     const state = this.sockets.get(acceptedSocket(req.socket));
     if (state) {
       state.active++;
+      state.used = true;
       if (req.httpVersionMajor >= 2) state.h2 = true;
       // Balancing sheds only a connection with no other request on it (pipelined ones would be cut).
       else if (this.toShed > 0 && state.active === 1 && this.mayShed()) res.setHeader('Connection', 'close');
@@ -171,7 +180,7 @@ class Worker {
   }
 
   track(socket) {
-    this.sockets.set(socket, { active: 0, idleSince: Date.now(), h2: false });
+    this.sockets.set(socket, { active: 0, idleSince: Date.now(), h2: false, used: false });
     socket.once('close', () => this.sockets.delete(socket));
   }
 
@@ -258,7 +267,8 @@ class Worker {
   closeIdle(idleGraceMs) {
     const now = Date.now();
     for (const [socket, state] of this.sockets) {
-      if (state.active === 0 && now - state.idleSince >= idleGraceMs) socket.destroy();
+      const graceMs = state.used ? idleGraceMs : Math.max(idleGraceMs, FIRST_REQUEST_GRACE_MS);
+      if (state.active === 0 && now - state.idleSince >= graceMs) socket.destroy();
     }
     if (this.sockets.size === 0 && this.mayExit && this.onDrained) this.onDrained();
   }
@@ -313,12 +323,15 @@ function runClusterWorker() {
   const sockets = workerSockets(); // the listening sockets the primary holds (held-sockets.js)
   const asker = createAsker((message) => process.send(message), { connected: () => process.connected });
   let metricsSink = null;
+  let cacheIndex = null;
+  const send = (message) => { if (process.connected) process.send(message); };
   // What this worker does with each message the primary sends (the table: process/messages.js).
   const dispatch = createDispatcher(WORKER, {
     'held-socket': (message, handle) => sockets.take(message, handle), // kept until the config names its address
     config: (message) => {
       if (worker) return;
       metricsSink = message.config.metrics ? ipcSink(asker.ask) : null;
+      cacheIndex = cachesAnything(message.config) ? ipcCacheIndex({ ask: asker.ask, send }) : null;
       worker = startWorker(message.config, message.configFile, {
         ready: (listeners) => process.send({ type: 'ready', listeners }),
         fatal: (code, text) => process.send({ type: 'fatal', code, message: text }, () => process.exit(1)),
@@ -327,6 +340,8 @@ function runClusterWorker() {
         heldSocket: sockets.heldSocket,
         shareSocket: message.holdSockets ? sockets.shareSocket : undefined,
         metricsSink,
+        rateLimiter: message.config.rateLimits.length > 0 ? ipcRateLimiter(asker.ask, log) : null,
+        cacheIndex,
       }, { disableMods: message.disableMods });
       if (worker) {
         const send = (beat) => { if (process.connected) process.send(beat); };
@@ -341,6 +356,7 @@ function runClusterWorker() {
     'no-more-connections': () => { if (confirmNoMoreConnections) confirmNoMoreConnections(); },
     'metrics-flush': () => metricsSink?.onFlushRequest?.(),
     answer: (message) => asker.onAnswer(message),
+    'cache-forget': (message) => cacheIndex?.forgetMessage(message),
   }, log);
   process.on('message', dispatch);
   // The primary is gone (killed with -9, say): nobody supervises this worker any more.

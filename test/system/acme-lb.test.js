@@ -10,13 +10,13 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const { SVR, ensureDebianPackage, makeTempDir } = require('../support/helpers');
-const { createNetwork } = require('../support/netns');
+const { whyNotNamespaces, createNetwork } = require('../support/netns');
 const { pebbleAvailable, startPebble } = require('../support/pebble');
 
 const ADDRESS = { client: '10.78.0.10', lb: '10.78.0.2', ca: '10.78.0.30', s1: '10.78.0.11', s2: '10.78.0.12', s3: '10.78.0.13' };
 const HOSTS = ['s1', 's2', 's3'];
 const NAMES = ['a.lb.svr.test', 'b.lb.svr.test', 'c.lb.svr.test']; // three validations, round-robin over three hosts
-const network = createNetwork(`svracme${process.pid % 100000}`, ADDRESS);
+const ID = `svracme${process.pid % 100000}`;
 
 function haproxyConfig(dir) {
   const servers = (port) => HOSTS.map((host) => `  server ${host} ${ADDRESS[host]}:${port}`).join('\n');
@@ -46,19 +46,16 @@ ${servers(443)}
   return file;
 }
 
-const skip = network.whyNot() || pebbleAvailable().skip || null;
+const skip = whyNotNamespaces(ID) || pebbleAvailable().skip || null;
 const haproxy = skip ? null : ensureDebianPackage('haproxy');
 
 test('three hosts sharing a state directory behind HAProxy get one certificate from one order', { skip: skip || haproxy.skip, timeout: 120000 }, async (t) => {
   const dir = makeTempDir('svr-acme-lb-');
-  t.after(() => {
-    network.killAll();
-    network.remove();
-  });
-  network.build();
-  const pebble = await startPebble({ httpPort: 80, tlsPort: 443, netns: network.ns('ca'), address: ADDRESS.ca, answer: ADDRESS.lb });
+  const network = createNetwork(ID, ADDRESS);
+  t.after(() => network.close());
+  const pebble = await startPebble({ httpPort: 80, tlsPort: 443, netns: network.ns.ca, address: ADDRESS.ca, answer: ADDRESS.lb });
   t.after(() => pebble.stop());
-  network.run('lb', haproxy.path, ['-db', '-f', haproxyConfig(dir)]);
+  network.runIn('lb', haproxy.path, ['-db', '-f', haproxyConfig(dir)]);
   // The shared file system: each host's own state directory has acme/ linked to it.
   const shared = path.join(dir, 'shared-acme');
   fs.mkdirSync(shared);
@@ -75,7 +72,7 @@ test('three hosts sharing a state directory behind HAProxy get one certificate f
       acme: { directory: pebble.directory, email: 'ops@example.com', domains: NAMES, challenges: ['http-01'] },
     };
     fs.writeFileSync(path.join(hostDir, 'svr-config.json'), JSON.stringify(config));
-    svr[host] = network.run(host, process.execPath, [SVR, '--config', path.join(hostDir, 'svr-config.json')], { env: { NODE_EXTRA_CA_CERTS: pebble.caFile } });
+    svr[host] = network.runIn(host, 'env', [`NODE_EXTRA_CA_CERTS=${pebble.caFile}`, process.execPath, SVR, '--config', path.join(hostDir, 'svr-config.json')]);
     await svr[host].waitFor(/listening on /);
   }));
   const serving = await Promise.all(HOSTS.map((host) => svr[host].waitFor(/ACME: serving the certificate for .*\(serial (\w+)/, 0, 60000)));
@@ -103,6 +100,6 @@ test('three hosts sharing a state directory behind HAProxy get one certificate f
         console.log(out.join(' '));
       });
     });`;
-  const result = network.node('client', script);
+  const result = network.run('client', process.execPath, ['-e', script]);
   assert.equal(result.stdout.trim(), NAMES.map((name) => `${name}:true`).join(' '), result.stderr);
 });

@@ -81,3 +81,21 @@ test('HeldSockets never throws: a failing send or close is a warning', () => {
   assert.match(warnings[1], /cannot give worker 8 the listening socket of \*:80: EPIPE/);
   assert.match(warnings[2], /cannot close the listening socket of \*:80: EBADF/);
 });
+
+test('HeldSockets.adopt: sockets a previous primary left with systemd are held when configured, the rest closed and named', (t) => {
+  const policy = cluster.schedulingPolicy;
+  t.after(() => { cluster.schedulingPolicy = policy; });
+  const closed = [];
+  const handle = (name) => ({ name, close: () => closed.push(name) });
+  cluster.schedulingPolicy = cluster.SCHED_NONE;
+  const held = new HeldSockets({ log: { warn: () => {} }, wantedKeys: () => ['*:80'], nodeVersion: '20.19.2' });
+  const dropped = held.adopt(new Map([['*:80', handle('kept')], ['*:8080', handle('old port')]]));
+  assert.deepEqual(dropped, ['*:8080']);
+  assert.deepEqual(closed, ['old port']);
+  assert.equal(held.handles.get('*:80').name, 'kept');
+  assert.deepEqual(held.keepOnly([]), ['*:80'], 'keepOnly names what it lets go');
+  cluster.schedulingPolicy = cluster.SCHED_RR;
+  const rr = new HeldSockets({ log: { warn: () => {} }, wantedKeys: () => ['*:80'], nodeVersion: '20.19.2' });
+  assert.deepEqual(rr.adopt(new Map([['*:80', handle('rr')]])), ['*:80'], 'with "rr" nothing is held: the port is bound anew');
+  assert.equal(rr.handles.size, 0);
+});

@@ -59,7 +59,7 @@ test('the supervisor handles every type a worker sends; every type sent in lib/p
   assert.deepEqual(Object.keys(supervisor.messageHandlers()).sort(), typesFrom(WORKER).sort());
   const dir = path.join(__dirname, '..', '..', 'lib', 'process');
   const sent = new Set();
-  for (const name of fs.readdirSync(dir)) {
+  for (const name of fs.readdirSync(dir, { recursive: true }).filter((file) => file.endsWith('.js'))) {
     const text = fs.readFileSync(path.join(dir, name), 'utf8');
     for (const [, type] of text.matchAll(/\{ type: '([a-z-]+)'/g)) sent.add(type);
   }

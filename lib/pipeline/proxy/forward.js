@@ -3,19 +3,28 @@
 // what to ask for (path, headers) and how to edit the answer's headers; the upstream seam
 // (../upstream/) picks the upstream, retries and records health, and the upstream's transport
 // (the HTTP one, upstream/http.js) connects, sends and streams.
+//
+// hooks (the cache, cache/index.js): { requestHeaders: extra headers for the upstream (a
+// revalidation's If-None-Match), onResponse(upRes, headers) -> 'handled' (the hook answered the
+// client itself) | tap { data(chunk), end(), abort() } to see the body as it streams | null,
+// onFailure(status) -> true when it answered the client instead of the error page }
 
 const { tryUpstreams } = require('../upstream');
 const { upstreamRequestHeaders, clientResponseHeaders } = require('./forward-headers');
 const { upstreamPath } = require('./rules');
 
 // ctx: { isTrusted, sendError, log }
-function forward(req, res, rule, ctx) {
+function forward(req, res, rule, ctx, hooks = null) {
   const { log, sendError } = ctx;
-  tryUpstreams(req, res, { pool: rule.pool, retries: rule.retries, log, sendError }, (upstream, onFailure) => {
+  const answerFailure = hooks && hooks.onFailure;
+  tryUpstreams(req, res, { pool: rule.pool, retries: rule.retries, log, sendError, answerFailure }, (upstream, onFailure) => {
     const { target } = upstream;
+    const headers = upstreamRequestHeaders(req, rule, target, ctx);
+    if (hooks && hooks.requestHeaders) Object.assign(headers, hooks.requestHeaders);
     upstream.transport.send(req, res, upstream, {
       path: upstreamPath(rule, target, req.url),
-      headers: upstreamRequestHeaders(req, rule, target, ctx),
+      headers,
+      onResponse: hooks && hooks.onResponse,
       timeouts: rule.timeouts,
       responseHeaders(upRes) {
         const headers = clientResponseHeaders(upRes, rule);

@@ -44,6 +44,7 @@ function compileRule(entry, at, errors) {
     bare: prefix.length > 1 && prefix.endsWith('/') ? prefix.slice(0, -1) : null,
     matchesHost: compileHostPattern(entry.host),
     stripPrefix: entry.stripPrefix,
+    cache: entry.cache,
     preserveHost: entry.preserveHost,
     via: entry.via,
     timeouts,

@@ -81,7 +81,10 @@ function check(upstream, { path, timeout }, headers, settle) {
 }
 
 // One try. exchange: { path (path + query to ask for), headers (to send), timeouts: { connect,
-// headers, idle }, responseHeaders(upRes) -> the headers for the client, log }.
+// headers, idle }, responseHeaders(upRes) -> the headers for the client, log, onResponse? }.
+// onResponse(upRes, headers) (the proxy cache): 'handled' when it answered the client itself
+// (then it consumes upRes), or a tap { data(chunk), end(), abort() } that sees the body as it
+// streams to the client, or null.
 // onFailure: see retry.js; called at most once, only before a response header reached the client.
 function send(req, res, upstream, exchange, onFailure) {
   const { target } = upstream;
@@ -148,19 +151,23 @@ function send(req, res, upstream, exchange, onFailure) {
     clearTimeout(headersTimer);
     upstream.recordSuccess();
     const headers = exchange.responseHeaders(upRes);
+    const tap = exchange.onResponse ? exchange.onResponse(upRes, headers) : null;
+    if (tap === 'handled') return done();
     try {
       res.writeHead(upRes.statusCode, upRes.statusMessage, headers);
     } catch (error) { // a header value Node refuses to send on (HTTP/2 is stricter)
       upRes.destroy();
       done();
+      if (tap) tap.abort();
       exchange.log.warn(`proxy: ${upstream.label}: unusable response header: ${error.message}`);
       return exchange.sendError(req, res, 502);
     }
     let bytes = 0;
-    upRes.on('data', (chunk) => { bytes += chunk.length; });
-    upRes.on('end', () => { if (req.svr) req.svr.bodyBytes = bytes; done(); });
+    upRes.on('data', (chunk) => { bytes += chunk.length; if (tap) tap.data(chunk); });
+    upRes.on('end', () => { if (req.svr) req.svr.bodyBytes = bytes; done(); if (tap) tap.end(); });
     upRes.on('error', () => { done(); res.destroy(); });
     upRes.on('aborted', () => { done(); res.destroy(); });
+    if (tap) upRes.once('close', () => { if (!upRes.complete) tap.abort(); });
     return upRes.pipe(res);
   });
 

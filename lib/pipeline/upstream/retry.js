@@ -12,17 +12,19 @@ function requestHasBody(req) {
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
-// options: { pool, retries, log, sendError }.
+// options: { pool, retries, log, sendError, answerFailure? }. answerFailure(status) -> true when
+// the caller answered the client itself (the cache's stale-if-error) instead of the error page.
 // sendOnce(upstream, onFailure): one try through the upstream's transport; onFailure({ status,
 // reason, beforeRequestSent, reusedReset, countsAgainstUpstream }) at most once, and only while no
 // response header has reached the client.
-function tryUpstreams(req, res, { pool, retries, log, sendError }, sendOnce) {
+function tryUpstreams(req, res, { pool, retries, log, sendError, answerFailure }, sendOnce) {
   const canRetry = IDEMPOTENT.has(req.method) && !requestHasBody(req);
   const tried = new Set();
   let retriesLeft = retries;
 
   const giveUp = (status, upstream, reason) => {
     log.warn(`proxy: ${req.method} ${req.url} -> ${upstream ? upstream.label : 'no upstream'}: ${reason}; answering ${status}`);
+    if (!res.headersSent && answerFailure && answerFailure(status)) return;
     if (!res.headersSent) sendError(req, res, status);
     else res.destroy();
   };
