@@ -15,24 +15,31 @@ const { AcmeManager } = require('../acme/manager');
 
 const ANSWER_TIMEOUT_MS = 5000;
 let nextId = 1;
+const pending = new Map(); // message id -> settle(ok)
 
-// Sends message to every serving worker; resolves with how many answered ok.
+// Sends message to every serving worker; resolves with how many answered ok (a worker that
+// exits or does not answer within ANSWER_TIMEOUT_MS counts as not).
 function broadcast(workers, message) {
   return Promise.all(workers.filter((w) => w.isConnected()).map((worker) => new Promise((resolve) => {
     const id = nextId++;
-    const done = (ok) => {
+    const settle = (ok) => {
       clearTimeout(timer);
-      worker.off('message', onMessage);
+      pending.delete(id);
       worker.off('exit', onExit);
       resolve(ok);
     };
-    const onMessage = (answer) => { if (answer && answer.type === 'acme-done' && answer.id === id) done(answer.ok === true); };
-    const onExit = () => done(false);
-    const timer = setTimeout(() => done(false), ANSWER_TIMEOUT_MS);
-    worker.on('message', onMessage);
+    const onExit = () => settle(false);
+    const timer = setTimeout(() => settle(false), ANSWER_TIMEOUT_MS);
+    pending.set(id, settle);
     worker.once('exit', onExit);
     worker.send({ ...message, id }, () => {});
   }))).then((results) => results.filter(Boolean).length);
+}
+
+// The supervisor's handler for a worker's acme-done.
+function acmeDone(message) {
+  const settle = pending.get(message.id);
+  if (settle) settle(message.ok === true);
 }
 
 // previous: the manager this one replaces (a reload): its served serial and counts carry over.
@@ -67,4 +74,4 @@ function startAcme(config, { workers, deliver, log, previous = null }) {
   return manager;
 }
 
-module.exports = { startAcme, broadcast };
+module.exports = { startAcme, broadcast, acmeDone };

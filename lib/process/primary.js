@@ -23,7 +23,7 @@ const { PRIMARY, createDispatcher, answerQuestion } = require('./messages');
 const { createRateCounter } = require('./rate-limits/counter');
 const { answerRateLimits } = require('./rate-limits/ipc');
 const { primaryCacheIndex, cachesAnything } = require('./proxy-cache-index');
-const { startAcme } = require('./acme');
+const { startAcme, acmeDone } = require('./acme');
 
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_CAP_MS = 15000;
@@ -80,6 +80,7 @@ class Supervisor {
       'cache-stored': (message) => this.cacheIndex?.stored(message.file, message.bytes),
       'cache-unlock': (message, handle, worker) => this.cacheIndex?.unlock(worker, message.folder),
       'cache-forgotten': (message, handle, worker) => this.cacheIndex?.forgotten(worker, message.id),
+      'acme-done': (message) => acmeDone(message),
     };
   }
 
