@@ -9,6 +9,7 @@ const { compileTrustedProxies } = require('../http/trusted-proxies');
 const log = require('../log');
 const { answerParserErrors } = require('./parser-errors');
 const { handleUpgrade } = require('./upgrade');
+const { answerHttp09 } = require('./http09');
 const { parseListenAddress } = require('../config/listen-address');
 const { closeSilentConnections, heardFrom } = require('./silent-connections');
 const { boundPipelining } = require('./pipelining');
@@ -49,6 +50,7 @@ function createListeners(config, handlers) {
     const redirect = config.secure && !config.disableToHTTPSRedirect;
     const onRequest = redirect ? handlers.httpsRedirect : handler;
     const server = http.createServer(serverOptions(config), requestHandler(onRequest));
+    answerHttp09(server); // http09.js: before any other 'connection' listener
     applyTimeouts(server, config);
     closeSilentConnections(server, config.headersTimeout);
     expectProxyHeader(server, config, 'http');
@@ -61,9 +63,11 @@ function createListeners(config, handlers) {
     expectProxyHeader(server, config, 'https');
     listeners.push({ server, port: config.sport, listen: parseListenAddress(config.sport), scheme: 'https', drain, reload, onRequest: handler });
   }
+  // A CONNECT or an Upgrade request is a request head too: its connection is no longer silent,
+  // and the tunnel that may follow is the proxy's (tunnelIdle) or the taker's to time out.
   for (const { server, onRequest } of listeners) {
-    if (handlers.connect) server.on('connect', handlers.connect);
-    server.on('upgrade', (req, socket, head) => handleUpgrade(req, socket, head, onRequest));
+    if (handlers.connect) server.on('connect', (req, socket, head) => { heardFrom(req); handlers.connect(req, socket, head); });
+    server.on('upgrade', (req, socket, head) => { heardFrom(req); handleUpgrade(req, socket, head, onRequest); });
   }
   limitConnections(listeners.map(({ server }) => server), maxConnections(config));
   return listeners;

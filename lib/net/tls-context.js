@@ -159,10 +159,16 @@ function createSecureServer(config, handler, serverOptions = {}, { acmeAnswers =
   // A session with no open stream for keepAliveTimeout gets a GOAWAY (graceful: as nginx does
   // with keepalive_timeout); Node's own session timeout would destroy streams in flight.
   const idleMs = Number(config.keepAliveTimeout) || 0;
+  // http2MaxRequestsPerConnection: the stream that reaches it is served, then a graceful GOAWAY
+  // (session.close()). Node never forgets the queued bytes of a stream the client resets (up to
+  // a DATA slice each, static/http2-body.js) and ends a session whose count passes
+  // maxSessionMemory (10 MB) with INTERNAL_ERROR: a fresh session starts from zero.
+  const maxStreams = config.http2MaxRequestsPerConnection; // 0: no limit (started is never 0)
   server.on('session', (session) => {
     if (draining) { session.close(); return; }
     sessions.add(session);
     let open = 0;
+    let started = 0;
     let timer = null;
     const arm = () => {
       if (!idleMs) return;
@@ -172,6 +178,7 @@ function createSecureServer(config, handler, serverOptions = {}, { acmeAnswers =
     session.on('stream', (stream) => {
       open++;
       clearTimeout(timer);
+      if (++started === maxStreams) session.close();
       stream.once('close', () => { if (--open === 0 && !session.closed) arm(); });
     });
     session.once('close', () => { clearTimeout(timer); sessions.delete(session); });

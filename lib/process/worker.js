@@ -16,6 +16,7 @@ const { installCrashHandlers, observeUserCode } = require('../request-context');
 const { startHeartbeat } = require('./watchdog');
 const { watchProgress, SAMPLE_MS } = require('./drain-progress');
 const { workerSockets } = require('./held-sockets');
+const { dieWithParent } = require('./orphan-watchdog');
 const { WORKER, createDispatcher, createAsker } = require('./messages');
 const { acmeSettings } = require('../acme/settings');
 const { acmeDirectory } = require('../acme/store');
@@ -359,7 +360,9 @@ function runClusterWorker() {
     'cache-forget': (message) => cacheIndex?.forgetMessage(message),
   }, log);
   process.on('message', dispatch);
-  // The primary is gone (killed with -9, say): nobody supervises this worker any more.
+  // The primary is gone (killed with -9, say): nobody supervises this worker any more. A worker
+  // stuck in user code never gets this event: the thread of orphan-watchdog.js kills it.
+  dieWithParent();
   process.on('disconnect', () => {
     if (confirmNoMoreConnections) confirmNoMoreConnections(); // no primary, no more connections
     if (worker) worker.drain(0, 1000); else process.exit(0);
