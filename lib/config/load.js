@@ -68,6 +68,7 @@ function checkConfig(config, { file, configFile = path.resolve(file), extraValid
     }
     problems.push(...svrjs.problems);
     warnings = [...svrjs.warnings, ...unservedMetrics(config), ...urlRulesBeforeProxy(config)].map((problem) => formatProblem(file, problem));
+    if (isPlainObject(config.acme)) config.secure = true; // ACME is HTTPS (acme/review.js checks the rest at start)
     problems.push(...semanticProblems(config, path.dirname(configFile), configFile));
     svrjsKeys.applyAliases(config);
     resolvePaths(config, path.dirname(configFile));
