@@ -7,7 +7,7 @@ const minimist = require('minimist');
 const { closestKey } = require('./config/did-you-mean');
 
 const STRING_OPTIONS = ['config', 'port', 'workers', 'control-socket'];
-const COMMANDS = ['serve', 'check', 'reload', 'reopen-logs'];
+const COMMANDS = ['serve', 'check', 'reload', 'reopen-logs', 'certs'];
 const BOOLEAN_OPTIONS = ['single-threaded', 'check', 'version', 'help', 'disable-mods', 'listing', 'scripts'];
 const ALIASES = { h: 'help', v: 'version', c: 'config' };
 // Options only `svr serve` takes, and the ones it refuses (it has no config file).
@@ -26,6 +26,8 @@ const USAGE = `Usage: svr serve [DIR] [--port N] [--listing] [--scripts]
        svr reload [options]     ask the running svr to reload its config; prints the outcome,
                                 exits 0 when the new config serves, 1 when svr refused it
        svr reopen-logs          ask the running svr to reopen its log files (after rotation)
+       svr certs [options]      list the ACME certificates in the state directory: names,
+                                issuer, expiry, next renewal, last error
 
 svr serve:
       --port N          listen on port N

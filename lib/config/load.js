@@ -72,6 +72,7 @@ function checkConfig(config, { file, configFile = path.resolve(file), baseDir = 
     warnings = [...svrjs.warnings, ...unservedMetrics(config), ...urlRulesBeforeProxy(config)].map((problem) => formatProblem(file, problem));
     const svrjsDefaults = svrjsKeys.applySvrjsDefaults(config, schema, givenKeys);
     if (svrjsDefaults) warnings.push(formatProblem(file, svrjsDefaults));
+    if (isPlainObject(config.acme)) config.secure = true; // ACME is HTTPS (acme/review.js checks the rest at start)
     problems.push(...semanticProblems(config, baseDir, configFile));
     svrjsKeys.applyAliases(config);
     resolvePaths(config, baseDir);
