@@ -70,7 +70,7 @@ function clfTime(now) {
 const NEEDS_ESCAPE = /[\\"\x00-\x1f\x7f]/;
 
 function quoted(value) {
-  if (value === undefined || value === '') return '"-"';
+  if (value === undefined || value === null || value === '') return '"-"';
   const text = String(value);
   if (!NEEDS_ESCAPE.test(text)) return `"${text}"`; // the usual case: one scan, no copy
   return `"${text.replace(/[\\"]/g, '\\$&').replace(/[\x00-\x1f\x7f]/g, escapeControl)}"`;
@@ -80,11 +80,17 @@ function escapeControl(ch) {
   return `\\x${ch.charCodeAt(0).toString(16).padStart(2, '0')}`;
 }
 
+// The body's length in bytes, or null when nobody knows it (a script's chunked body).
 function bodyBytes(req, res) {
   if (req.method === 'HEAD' || res.statusCode === 304 || res.statusCode === 204) return 0;
-  const length = res.getHeader('content-length');
-  if (length !== undefined) return Number(length);
-  return (req.svr && req.svr.bodyBytes) ?? '-';
+  const length = Number(res.getHeader('content-length') ?? NaN);
+  if (Number.isInteger(length) && length >= 0) return length;
+  return (req.svr && req.svr.bodyBytes) ?? null;
+}
+
+// A request header's value, or null when it is missing or empty.
+function headerOrNull(value) {
+  return value === undefined || value === '' ? null : value;
 }
 
 // An IPv4 client on a dual-stack socket shows as ::ffff:1.2.3.4; log it as 1.2.3.4.
@@ -106,8 +112,8 @@ function describe(req, res, startedAt, remote) {
     protocol: `HTTP/${req.httpVersion}`,
     status: res.statusCode,
     bytes: bodyBytes(req, res),
-    referer: req.headers.referer,
-    userAgent: req.headers['user-agent'],
+    referer: headerOrNull(req.headers.referer),
+    userAgent: headerOrNull(req.headers['user-agent']),
     seconds: (performance.now() - startedAt) / 1000,
     cache: req.svr && req.svr.cache, // the proxy cache's X-Cache status, for the rules that cache
   };
@@ -115,11 +121,12 @@ function describe(req, res, startedAt, remote) {
 
 function combinedLine(entry, now) {
   return `${entry.remote} - ${entry.user} [${clfTime(now)}] ` +
-    `${quoted(`${entry.method} ${entry.url} ${entry.protocol}`)} ${entry.status} ${entry.bytes} ` +
+    `${quoted(`${entry.method} ${entry.url} ${entry.protocol}`)} ${entry.status} ${entry.bytes ?? '-'} ` +
     `${quoted(entry.referer)} ${quoted(entry.userAgent)} ${entry.seconds.toFixed(3)}` +
     (entry.cache === undefined ? '' : ` ${entry.cache}`);
 }
 
+// One type per field: bytes a number or null, referer and userAgent a string or null.
 function jsonLine(entry, now) {
   return JSON.stringify({ time: new Date(now).toISOString(), ...entry, seconds: Number(entry.seconds.toFixed(6)) });
 }

@@ -37,11 +37,12 @@ function applyTimeouts(server, config) {
 
 // Each listener: { server, port (as configured), listen ({ port, host } or { path }: server.listen's
 // options), scheme, onRequest }.
-// handlers: { site(req, res), httpsRedirect(req, res), connect?(req, socket, head) }, the
-// worker's entry points. The plain listener of an HTTPS site answers with httpsRedirect unless
-// disableToHTTPSRedirect is set. CONNECT requests go to handlers.connect (without a listener Node
-// would close the connection unanswered); requests with an Upgrade header go to the listener's
-// request handler as well (upgrade.js).
+// handlers: { site(req, res), httpsRedirect(req, res), connect?(req, socket, head), acmeAnswers? },
+// the worker's entry points (acmeAnswers: the TLS-ALPN-01 answers, with ACME on). The plain
+// listener of an HTTPS site answers with httpsRedirect unless disableToHTTPSRedirect is set.
+// CONNECT requests go to handlers.connect (without a listener Node would close the connection
+// unanswered); requests with an Upgrade header go to the listener's request handler as well
+// (upgrade.js).
 function createListeners(config, handlers) {
   const listeners = [];
   const handler = handlers.site;
@@ -56,7 +57,7 @@ function createListeners(config, handlers) {
     listeners.push({ server, port: config.port, listen: parseListenAddress(config.port), scheme: 'http', onRequest });
   }
   if (config.secure) {
-    const { server, drain, reload } = createSecureServer(config, requestHandler(handler), serverOptions(config));
+    const { server, drain, reload } = createSecureServer(config, requestHandler(handler), serverOptions(config), { acmeAnswers: handlers.acmeAnswers });
     applyTimeouts(server, config);
     closeSilentConnections(server, config.headersTimeout);
     expectProxyHeader(server, config, 'https');

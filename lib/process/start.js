@@ -4,7 +4,9 @@
 // check accepts is a config a start accepts, and a config a worker would refuse fails the check.
 //
 //   prepareStart(options, { checkOnly }) -> Promise<{ config, errors, problem, warnings, infos }>
-//     options: the command line's { configFile, port, workers, disableMods }
+//     options: the command line's { configFile, port, workers, disableMods, serve }
+//     (serve: `svr serve DIR`'s { dir, listing }, with configFile null: the config is made from
+//     the command line, config/serve-folder.js, and no file can hold a mod's keys)
 //     config:  the validated config the workers get (null when there are errors)
 //     errors:  every problem found, one line each, naming the file (and key, or line)
 //     problem: what the first failing step was about ("cannot load the mods", ...)
@@ -16,6 +18,10 @@
 //                 reported with its file. Mod code never runs in the primary.
 //   config        the config file: JSON, the schema (with the mods' keys) and its defaults, what
 //                 a schema cannot say, paths; then --port and --workers.
+//   acme-review   with `acme`: a name to ask for, no cert/key of the user's, a warning when the
+//                 CA's ports (80, 443) are not this config's (acme/review.js); at start, the
+//                 certificate already in the state directory is named in the log. Obtaining one
+//                 waits for the workers (they answer the CA): process/acme.js, after the fork.
 //   certificates  HTTPS: the certificate files checked; at start (never with checkOnly), the
 //                 self-signed pair made or renewed before any worker reads it.
 //   pipeline      every compiler a worker runs when it builds its pipeline (proxy rules, rewrite
@@ -27,14 +33,17 @@
 // where what it needs is ready; it gets the start record below and returns its error lines.
 
 const log = require('../log');
-const { loadConfig } = require('../config/load');
+const { loadConfig, checkConfig } = require('../config/load');
+const { serveFolderConfig, SERVE_LABEL } = require('../config/serve-folder');
 const { readModKeys } = require('../pipeline/scripting/mod-keys');
 const { ensureCertificate } = require('../net/certificate');
 const { checkPipeline } = require('../pipeline');
+const { reviewAcme, storedCertificate } = require('../acme/review');
 
 const START_STEPS = [
   { name: 'mods', gate: true, problem: 'cannot load the mods', run: readMods },
   { name: 'config', gate: true, problem: 'the config is invalid', run: readConfigFile },
+  { name: 'acme-review', problem: 'the config is invalid', run: prepareAcme },
   { name: 'certificates', problem: 'the config is invalid', run: prepareCertificates },
   { name: 'pipeline', problem: 'cannot start', run: compilePipeline },
 ];
@@ -56,7 +65,8 @@ async function prepareStart(options, { checkOnly = false } = {}) {
 
 // With --disable-mods a mod that cannot load is only a warning (the workers load none).
 async function readMods(start) {
-  const mods = await readModKeys(start.options.configFile);
+  if (start.options.serve) return [];
+  const mods = await readModKeys(start.options.configFile, { checkOnly: start.checkOnly });
   start.infos.push(...mods.infos);
   start.warnings.push(...mods.warnings);
   start.validators = mods.validators;
@@ -67,13 +77,26 @@ async function readMods(start) {
 
 function readConfigFile(start) {
   const { options } = start;
-  const { config, errors, warnings } = loadConfig(options.configFile, { extraValidators: start.validators });
+  const { config, errors, warnings } = options.serve
+    ? checkConfig(serveFolderConfig(options.serve, options.port), { file: SERVE_LABEL, configFile: null, baseDir: process.cwd() })
+    : loadConfig(options.configFile, { extraValidators: start.validators });
   start.warnings.push(...warnings);
   if (errors.length > 0) return errors;
   if (options.port !== undefined) config.port = options.port;
   if (options.workers !== undefined) config.workers = options.workers;
   start.config = config;
   return [];
+}
+
+function prepareAcme(start) {
+  const { config, options, checkOnly } = start;
+  const { errors, warnings } = reviewAcme(config);
+  start.warnings.push(...warnings.map((message) => `${options.configFile}: acme: ${message}`));
+  if (!checkOnly && errors.length === 0) {
+    const stored = storedCertificate(config);
+    if (stored) start.infos.push(stored);
+  }
+  return errors.map((message) => `${options.configFile}: acme: ${message}`);
 }
 
 function prepareCertificates(start) {

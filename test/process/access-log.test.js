@@ -49,6 +49,34 @@ test('logFormat "json" writes one JSON object per request', async () => {
   }
 });
 
+test('logFormat "json": one type per field (bytes a number or null, referer and userAgent null when missing)', async () => {
+  const script = 'if (href === "/chunked") { res.writeHead(200, { "Content-Type": "text/plain" }); res.write("a"); res.end("b"); return; }';
+  const server = await startPipeline({ config: { logFormat: 'json' }, files: { 'hello.txt': 'hello', 'serverSideScript.js': script } });
+  try {
+    await request(`${server.url}/chunked`, { headers: { 'User-Agent': '' } });
+    const chunked = JSON.parse(await server.waitForLog(/"url":"\/chunked"/, 'stdout'));
+    assert.equal(chunked.bytes, null, 'a body sent without Content-Length and not counted: null, not "-"');
+    assert.equal(chunked.referer, null);
+    assert.equal(chunked.userAgent, null);
+    assert.equal(chunked.user, '-');
+    await request(`${server.url}/hello.txt`, { headers: { Referer: 'http://ref.example/', 'User-Agent': 'ua' } });
+    const plain = JSON.parse(await server.waitForLog(/"url":"\/hello\.txt"/, 'stdout'));
+    assert.equal(plain.bytes, 5);
+    assert.equal(plain.referer, 'http://ref.example/');
+    assert.equal(plain.userAgent, 'ua');
+    // The combined format keeps "-" for each of them.
+  } finally {
+    await server.stop();
+  }
+  const combined = await startPipeline({ files: { 'serverSideScript.js': script } });
+  try {
+    await request(`${combined.url}/chunked`, { headers: { 'User-Agent': '' } });
+    assert.match(await combined.waitForLog(/\/chunked/, 'stdout'), /"GET \/chunked HTTP\/1\.1" 200 - "-" "-" \d+\.\d{3}$/);
+  } finally {
+    await combined.stop();
+  }
+});
+
 test('enableLogging false writes no access log', async () => {
   const server = await startServer({ config: { enableLogging: false }, files: { 'hello.txt': 'hello' } });
   try {
