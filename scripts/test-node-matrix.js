@@ -13,30 +13,15 @@
 // Exits 1 when any run failed; prints one line per version at the end.
 
 const { spawnSync } = require('node:child_process');
-const fs = require('node:fs');
 const path = require('node:path');
+const { nodeBinary, exactVersion } = require('./node-versions');
 
 const REPO = path.join(__dirname, '..');
-const CACHE = path.join(REPO, 'node_modules', '.cache', 'node-matrix');
 const DEFAULT_VERSIONS = ['20', '22', '24'];
 
 function wantedVersions() {
   const list = process.env.SVR_NODE_MATRIX ? process.env.SVR_NODE_MATRIX.split(',') : DEFAULT_VERSIONS;
   return list.map((v) => v.trim()).filter(Boolean);
-}
-
-// The running Node when it is the version asked for; otherwise the npm package's binary.
-function nodeBinary(version) {
-  const running = process.versions.node;
-  if (running === version || running.split('.')[0] === version) return process.execPath;
-  const prefix = path.join(CACHE, version);
-  const binary = path.join(prefix, 'node_modules', 'node', 'bin', 'node');
-  if (!fs.existsSync(binary)) {
-    process.stderr.write(`node-matrix: installing node@${version} into ${prefix}\n`);
-    const npm = spawnSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', prefix, `node@${version}`], { stdio: 'inherit' });
-    if (npm.status !== 0 || !fs.existsSync(binary)) throw new Error(`node-matrix: could not install node@${version} from the npm registry`);
-  }
-  return binary;
 }
 
 function runSuite(binary, args) {
@@ -52,12 +37,12 @@ function main() {
   for (const version of wantedVersions()) {
     let binary;
     try {
-      binary = nodeBinary(version);
+      binary = nodeBinary(version, (line) => process.stderr.write(`node-matrix: ${line}\n`));
     } catch (error) {
       outcomes.push({ version, line: error.message, ok: false });
       continue;
     }
-    const exact = spawnSync(binary, ['--version'], { encoding: 'utf8' }).stdout.trim();
+    const exact = `v${exactVersion(binary)}`;
     process.stderr.write(`\nnode-matrix: ${exact} (${binary})\n`);
     const ok = runSuite(binary, args);
     outcomes.push({ version, line: `${exact}: ${ok ? 'passed' : 'FAILED'}`, ok });

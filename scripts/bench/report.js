@@ -184,6 +184,40 @@ function labelsList(labels) {
   return Object.entries(labels || {}).map(([name, label]) => `- \`${name}\`: ${label}`).join('\n');
 }
 
+// The CPU-per-request rows: µs of server CPU per request (median of the rounds, their range),
+// requests/s of the one pinned worker, and svr's CPU over each peer's.
+function cpuTable(section) {
+  const rows = section.rows.map((row) => {
+    const ratio = section.ratios.find((candidate) => candidate.scenario === row.scenario && candidate.nodeVersion === row.nodeVersion && row.server === 'svr');
+    const peerRatio = (peer) => (!ratio || !(peer in ratio.peers) ? '' : ratio.peers[peer] === null ? 'n/c' : `${formatNumber(ratio.peers[peer], 2)}×`);
+    const note = row.skipped || row.failure || (row.check !== 'ok' ? row.check : '');
+    return [
+      row.scenario,
+      row.server,
+      row.nodeVersion || '–',
+      formatNumber(row.cpuUsPerRequest, 1),
+      row.range ? `${formatNumber(row.range[0], 1)}–${formatNumber(row.range[1], 1)}` : '–',
+      formatNumber(row.rps),
+      formatNumber(row.errors),
+      peerRatio('svr/nginx'),
+      peerRatio('svr/node-ceiling'),
+      String(note).replace(/\|/g, '/').slice(0, 100),
+    ];
+  });
+  return markdownTable(['scenario', 'server', 'node', 'µs CPU per request', 'rounds', 'req/s (1 worker)', 'errors', 'svr/nginx CPU', 'svr/node-ceiling CPU', 'note'], rows);
+}
+
+function cpuSection(section) {
+  if (!section) return [];
+  if (section.skipped) return [`CPU per request: not measured (${section.skipped}).`, ''];
+  return [
+    `CPU time per request (user + system of the server's processes, /proc/PID/stat), one worker pinned to core 0, the load tool (wrk or h2load, 1 thread, ${section.connections} connections) pinned to core 1; the median of the rounds, their range beside it; lower is better, and svr/peer is svr's CPU over the peer's:`,
+    '',
+    cpuTable(section),
+    '',
+  ];
+}
+
 function formatReport(results) {
   const blog = results.blog && results.blog.length ? ['The SVR.JS blog workload (scheduling policy: NODE_CLUSTER_SCHED_POLICY; svr\'s default is none (schedulingPolicy), Node\'s rr):', '', blogTable(results.blog), ''] : [];
   const labels = results.scenarioLabels && Object.keys(results.scenarioLabels).length ? ['What some scenarios compare:', '', labelsList(results.scenarioLabels), ''] : [];
@@ -199,6 +233,7 @@ function formatReport(results) {
     '',
     ratiosTable(results.ratios),
     '',
+    ...cpuSection(results.cpuPerRequest),
     ...blog,
     'Processes (RSS per serving process: workers of a primary/master, else the process itself):',
     '',
@@ -209,5 +244,5 @@ function formatReport(results) {
 
 module.exports = {
   median, summariseRuns, computeRatios, computeBlogRatios, formatReport,
-  markdownTable, resultsTable, ratiosTable, blogTable, processTable, labelsList, formatNumber, ratioText,
+  markdownTable, resultsTable, ratiosTable, blogTable, processTable, labelsList, formatNumber, ratioText, cpuTable, cpuSection,
 };

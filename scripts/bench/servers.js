@@ -220,4 +220,4 @@ const SERVERS = [
   ...blogServers(),
 ];
 
-module.exports = { SERVERS, SITES, HOST, TLS, SCHED_POLICIES, availableCores };
+module.exports = { SERVERS, SITES, HOST, TLS, SCHED_POLICIES, availableCores, nginxCommand, svrConfig, svrEntry };

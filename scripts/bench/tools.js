@@ -92,6 +92,7 @@ function ensureTools(options, log) {
     nginx: debian.nginx,
     h2load: debian.h2load,
     openssl: debian.openssl,
+    taskset: findExecutable('taskset'), // util-linux, on every Debian
     serve: peers.serve,
     httpServer: peers['http-server'],
     versions: {

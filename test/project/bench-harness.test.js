@@ -157,7 +157,9 @@ test("a checkout is dirty when a tracked file changed, but not for the bench's o
 
 test('the help lists every scenario and server the bench has', () => {
   const fixtures = { sizes: { html: 1024, js: 102400, bin: 4194304 }, dirEntries: 1000 };
-  assert.deepEqual(scenarios(fixtures).map((scenario) => scenario.name), SCENARIO_NAMES);
+  const { CPU_SCENARIO_NAMES } = require('../../scripts/bench/cpu-per-request');
+  const throughput = scenarios(fixtures).map((scenario) => scenario.name);
+  assert.deepEqual([...throughput, ...CPU_SCENARIO_NAMES.filter((name) => !throughput.includes(name))], SCENARIO_NAMES);
   assert.deepEqual([...SERVERS.map((server) => server.name)].sort(), [...SERVER_NAMES].sort());
 });
 
@@ -190,4 +192,63 @@ test('openssl s_time clients: full handshakes only, their connections summed ove
   assert.equal(run.errors, 1);
   assert.equal(combineClients([{ connections: 10, bytesPerConnection: 200 }], 1, 1024).errors, 1); // answers shorter than the page
   assert.equal(combineClients([{ failure: 'x' }], 1, 1024).failure, 'x');
+});
+
+test('CPU per request: svr over each peer of the same scenario and Node version, n/c when a side failed its check', () => {
+  const { cpuRatios, summarise } = require('../../scripts/bench/cpu-per-request');
+  const row = (server, nodeVersion, usPerRequest, check = 'ok') => summarise({
+    scenario: 'html-1k', server, nodeVersion, label: server, check,
+    runs: [1, 2, 3].map((round) => ({ round, requests: 1000, rps: 1000, errors: 0, cpuUsPerRequest: usPerRequest * (round === 2 ? 1 : round === 1 ? 0.9 : 1.2) })),
+  });
+  const rows = [row('nginx', null, 10), row('node-ceiling', '22.1.0', 16), row('node-ceiling', '24.1.0', 8), row('svr', '22.1.0', 20), row('svr', '24.1.0', 12, 'got 404')];
+  assert.equal(rows[0].cpuUsPerRequest, 10);
+  assert.deepEqual(rows[0].range, [9, 12]);
+  const ratios = cpuRatios(rows);
+  assert.deepEqual(ratios.map((r) => r.nodeVersion), ['22.1.0', '24.1.0']);
+  assert.equal(ratios[0].peers['svr/nginx'], 2);
+  assert.equal(ratios[0].peers['svr/node-ceiling'], 20 / 16, 'the node ceiling under the same Node version');
+  assert.equal(ratios[1].peers['svr/nginx'], null, 'a failed check gives no ratio');
+  assert.equal(summarise({ scenario: 's', server: 'svr', runs: [{ failure: 'wrk exited 1' }] }).failure, 'wrk exited 1');
+});
+
+test('CPU per request: one row per Node version for svr and the node ceiling, one for nginx; --only picks its scenarios', () => {
+  const { serverVariants, cpuScenariosFor, CPU_SCENARIO_NAMES } = require('../../scripts/bench/cpu-per-request');
+  const nodes = [{ binary: '/a/node', version: '22.1.0' }, { binary: '/b/node', version: '24.1.0' }];
+  assert.deepEqual(serverVariants([], nodes).map((v) => `${v.server}@${v.nodeVersion}`), ['nginx@null', 'node-ceiling@22.1.0', 'node-ceiling@24.1.0', 'svr@22.1.0', 'svr@24.1.0']);
+  assert.deepEqual(serverVariants(['svr'], nodes).map((v) => v.node), ['/a/node', '/b/node']);
+  assert.deepEqual(CPU_SCENARIO_NAMES, ['html-1k', 'revalidate-304', 'js-100k', 'proxy-1k', 'ssjs-hello', 'h2-html-1k']);
+  assert.deepEqual(cpuScenariosFor(['cpu', 'proxy-1k']).map((s) => s.name), ['proxy-1k']);
+  assert.equal(cpuScenariosFor([]).length, CPU_SCENARIO_NAMES.length);
+  const options = parseOptions(['--node', '20,24', '--no-cpu-per-request']);
+  assert.deepEqual(options.node, ['20', '24']);
+  assert.equal(options.cpuPerRequest, false);
+  assert.equal(parseOptions([]).cpuPerRequest, true);
+});
+
+test('CPU per request: the load tool is run through taskset on its core; a process tree\'s CPU time grows as it works', () => {
+  const { pinned, treeCpuSeconds, processTree } = require('../../scripts/bench/pinning');
+  assert.deepEqual(pinned({ taskset: '/usr/bin/taskset', core: 1 }, 'wrk', ['-c', '16']), ['/usr/bin/taskset', ['-c', '1', 'wrk', '-c', '16']]);
+  assert.deepEqual(pinned(undefined, 'wrk', ['x']), ['wrk', ['x']]);
+  const before = treeCpuSeconds(process.pid);
+  const until = process.cpuUsage().user + 60000;
+  while (process.cpuUsage().user < until); // 60 ms of CPU
+  assert.ok(treeCpuSeconds(process.pid) - before >= 0.03, 'counted from /proc/PID/stat');
+  assert.ok(processTree(process.ppid).includes(process.pid));
+});
+
+test('the CPU-per-request table prints µs per request, the rounds, and svr over its peers', () => {
+  const { cpuSection } = require('../../scripts/bench/report');
+  const section = {
+    connections: 16,
+    rows: [
+      { scenario: 'html-1k', server: 'nginx', nodeVersion: null, check: 'ok', cpuUsPerRequest: 17.2, range: [16.9, 17.6], rps: 58000, errors: 0 },
+      { scenario: 'html-1k', server: 'svr', nodeVersion: '24.1.0', check: 'ok', cpuUsPerRequest: 21.5, range: [21, 22], rps: 45000, errors: 0 },
+    ],
+    ratios: [{ scenario: 'html-1k', nodeVersion: '24.1.0', peers: { 'svr/nginx': 21.5 / 17.2 } }],
+  };
+  const text = cpuSection(section).join('\n');
+  assert.match(text, /\| html-1k \| svr \| 24\.1\.0 \| 21\.5 \| 21\.0–22\.0 \| 45,000 \| 0 \| 1\.25× \|/);
+  assert.match(text, /\| html-1k \| nginx \| – \| 17\.2 \|/);
+  assert.deepEqual(cpuSection(null), []);
+  assert.match(cpuSection({ skipped: 'one core' }).join('\n'), /not measured \(one core\)/);
 });
