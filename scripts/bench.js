@@ -17,6 +17,7 @@ const { freePort, startProcess, stopProcess, killAllStarted, workerRss, delay } 
 const { runWrk } = require('./bench/wrk');
 const { runH2load } = require('./bench/h2load');
 const { runSTime } = require('./bench/s-time');
+const { runAb } = require('./bench/ab');
 const { withBusyLoop } = require('./bench/busy-loop');
 const { summariseRuns, computeRatios, computeBlogRatios, formatReport } = require('./bench/report');
 const { measuredCommit } = require('./bench/commit');
@@ -96,14 +97,16 @@ async function prepareCell({ instance, scenario, context }) {
   return cell;
 }
 
-// The load generator a scenario asks for: wrk, h2load (HTTP/2) or openssl s_time (full TLS handshakes).
+// The load generator a scenario asks for: wrk, h2load (HTTP/2), openssl s_time (full TLS handshakes)
+// or ab (the SVR.JS blog's method).
 function loadTool(scenario, tools) {
   if (scenario.tool === 'h2load') return tools.h2load ? { h2load: tools.h2load } : { missing: 'h2load not installed (apt-get install nghttp2-client)' };
   if (scenario.tool === 's_time') return tools.openssl ? { sTime: tools.openssl } : { missing: 'openssl not installed' };
+  if (scenario.tool === 'ab') return tools.ab ? { ab: tools.ab } : { missing: 'ab not installed (apt-get install apache2-utils)' };
   return { wrk: tools.wrk };
 }
 
-const RUNNERS = { h2load: runH2load, sTime: ({ sTime, ...request }) => runSTime({ openssl: sTime, ...request }), wrk: runWrk };
+const RUNNERS = { h2load: runH2load, sTime: ({ sTime, ...request }) => runSTime({ openssl: sTime, ...request }), ab: runAb, wrk: runWrk };
 
 // The node ceiling must answer with the header fields svr sends, or it is not the same work.
 function checkSameHeadersAsSvr(cells) {

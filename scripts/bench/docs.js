@@ -54,7 +54,7 @@ function renderMarkdown(results, svgName = 'performance.svg') {
     '',
     ...cpuSection(results.cpuPerRequest),
   ];
-  if (results.blog && results.blog.length) parts.push("The SVR.JS blog workload (NODE_CLUSTER_SCHED_POLICY per column; svr's default is none (schedulingPolicy), Node's rr):", '', blogTable(results.blog), '');
+  if (results.blog && results.blog.length) parts.push("The SVR.JS blog workload (NODE_CLUSTER_SCHED_POLICY per column; svr's default is none (schedulingPolicy), Node's rr, which PM2 and SVR.JS run under):", '', blogTable(results.blog), '');
   if (results.scenarioLabels && Object.keys(results.scenarioLabels).length) parts.push('What some scenarios compare:', '', labelsList(results.scenarioLabels), '');
   parts.push('Every cell:', '', resultsTable(results.cells), '', 'Processes (RSS per serving process):', '', processTable(results.instances));
   return parts.join('\n');

@@ -16,6 +16,7 @@ const DEFAULTS = {
   keep: false, // keep the temp dir (files, configs, logs) for inspection
   install: true, // apt-get/npm install what is missing
   svr: '', // svr.js to benchmark; empty = the one in this checkout
+  svrjs: '', // an SVR.JS directory (with svr.js) for the blog rows; empty = SVR.JS left out
   'cpu-per-request': true, // the CPU-per-request rows (one worker pinned, the load tool on another core)
   node: '', // comma-separated Node versions for the CPU-per-request rows of svr and the node ceiling; empty = the running Node
   docs: 'auto', // write docs/performance-latest.md and docs/performance.svg: auto = after a complete run
@@ -23,10 +24,10 @@ const DEFAULTS = {
 
 const SCENARIO_NAMES = [
   'html-1k', 'js-100k', 'bin-4m', 'revalidate-304', 'dir-1000', 'compressed-100k', 'precompressed-100k', 'gzip-100k', 'cpu',
-  'blog-c5', 'blog-c5-busy', 'blog-c32', 'blog-c32-busy', 'tls-html-1k', 'h2-html-1k', 'tls-new-conn', 'tls-resumed-conn',
+  'blog-c5', 'blog-c5-busy', 'blog-c32', 'blog-c32-busy', 'blog-ab-c5', 'tls-html-1k', 'h2-html-1k', 'tls-new-conn', 'tls-resumed-conn',
   'proxy-1k', 'ssjs-hello', // CPU per request only
 ];
-const SERVER_NAMES = ['nginx', 'serve', 'http-server', 'node-ceiling', 'svr', 'svr-single', 'bare-cluster', 'svr-none', 'svr-rr', 'bare-cluster-none', 'bare-cluster-rr'];
+const SERVER_NAMES = ['nginx', 'serve', 'http-server', 'node-ceiling', 'svr', 'svr-single', 'bare-cluster', 'svr-none', 'svr-rr', 'bare-cluster-none', 'bare-cluster-rr', 'pm2', 'svrjs'];
 
 const USAGE = `Usage: npm run bench -- [options]
   --duration S       seconds per measured run (default ${DEFAULTS.duration})
@@ -45,6 +46,7 @@ const USAGE = `Usage: npm run bench -- [options]
   --keep             keep the temp dir with files, configs and logs
   --no-install       do not apt-get/npm install missing tools; skip what is missing
   --svr PATH         the svr.js to benchmark (default: svr.js of this checkout)
+  --svrjs DIR        an unpacked SVR.JS (DIR/svr.js) to run in the blog rows beside svr and PM2
   --no-cpu-per-request  leave out the CPU-per-request rows (one worker pinned to core 0, the load
                      tool to core 1; scenarios html-1k revalidate-304 js-100k proxy-1k ssjs-hello
                      h2-html-1k, those of --only among them)
@@ -83,7 +85,7 @@ function toDocs(value) {
 
 function parseOptions(argv) {
   const args = minimist(argv, {
-    string: ['only', 'servers', 'out', 'svr', 'node'],
+    string: ['only', 'servers', 'out', 'svr', 'svrjs', 'node'],
     boolean: ['keep', 'install', 'help', 'cpu-per-request'],
     alias: { h: 'help' },
   });
@@ -106,6 +108,7 @@ function parseOptions(argv) {
     keep: toBoolean(pick('keep')),
     install: toBoolean(pick('install')),
     svr: pick('svr'),
+    svrjs: pick('svrjs'),
     cpuPerRequest: toBoolean(pick('cpu-per-request')),
     node: toList(pick('node')),
     docs: toDocs(pick('docs')),

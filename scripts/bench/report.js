@@ -3,6 +3,8 @@
 
 const RATIO_PEERS = ['nginx', 'node-ceiling', 'serve', 'http-server', 'bare-cluster', 'svr-single'];
 const SCHED_POLICIES = ['none', 'rr'];
+// The blog rows: svr and the bare cluster under each policy, PM2 and SVR.JS (under Node's default, rr).
+const BLOG_SERVERS = [...SCHED_POLICIES.flatMap((policy) => [`svr-${policy}`, `bare-cluster-${policy}`]), 'pm2', 'svrjs'];
 const MAX_ERROR_SHARE = 0.001; // a cell with more errors than this share of its requests gets no ratio
 
 function median(values) {
@@ -68,11 +70,9 @@ function computeBlogRatios(cells) {
   return scenarios.map((scenario) => {
     const cellOf = (server) => cells.find((cell) => cell.scenario === scenario && cell.server === server);
     const rps = {};
-    for (const policy of SCHED_POLICIES) {
-      for (const server of ['svr', 'bare-cluster']) {
-        const cell = cellOf(`${server}-${policy}`);
-        rps[`${server}-${policy}`] = isComparable(cell) ? cell.median.rps : null;
-      }
+    for (const server of BLOG_SERVERS) {
+      const cell = cellOf(server);
+      rps[server] = isComparable(cell) ? cell.median.rps : null;
     }
     const ratio = (a, b) => (rps[a] && rps[b] ? rps[a] / rps[b] : null);
     const sample = cellOf('svr-none') || cellOf('svr-rr') || {};
@@ -86,6 +86,8 @@ function computeBlogRatios(cells) {
         'svr/bare-cluster (rr)': ratio('svr-rr', 'bare-cluster-rr'),
         'svr none/bare-cluster rr': ratio('svr-none', 'bare-cluster-rr'),
         'svr rr/svr none': ratio('svr-rr', 'svr-none'),
+        'svr none/pm2': ratio('svr-none', 'pm2'),
+        'svr none/svrjs': ratio('svr-none', 'svrjs'),
       },
     };
   });
@@ -168,8 +170,9 @@ function ratioText(value) {
 }
 
 function blogTable(blogRows) {
-  const ratioNames = blogRows.length ? Object.keys(blogRows[0].ratios) : [];
-  const servers = ['svr-none', 'svr-rr', 'bare-cluster-none', 'bare-cluster-rr'];
+  const optional = ['svr none/pm2', 'svr none/svrjs']; // shown when PM2 or SVR.JS ran
+  const ratioNames = (blogRows.length ? Object.keys(blogRows[0].ratios) : []).filter((name) => !optional.includes(name) || blogRows.some((row) => row.ratios[name] !== null));
+  const servers = ['svr-none', 'svr-rr', 'bare-cluster-none', 'bare-cluster-rr', 'pm2', 'svrjs'].filter((server) => blogRows.some((row) => row.rps[server]));
   const rows = blogRows.map((row) => [
     row.scenario,
     String(row.connections || '–'),
@@ -219,7 +222,7 @@ function cpuSection(section) {
 }
 
 function formatReport(results) {
-  const blog = results.blog && results.blog.length ? ['The SVR.JS blog workload (scheduling policy: NODE_CLUSTER_SCHED_POLICY; svr\'s default is none (schedulingPolicy), Node\'s rr):', '', blogTable(results.blog), ''] : [];
+  const blog = results.blog && results.blog.length ? ['The SVR.JS blog workload (scheduling policy: NODE_CLUSTER_SCHED_POLICY; svr\'s default is none (schedulingPolicy), Node\'s rr, which PM2 and SVR.JS run under):', '', blogTable(results.blog), ''] : [];
   const labels = results.scenarioLabels && Object.keys(results.scenarioLabels).length ? ['What some scenarios compare:', '', labelsList(results.scenarioLabels), ''] : [];
   const commit = results.meta.commit ? `commit ${results.meta.commit.label}, ` : '';
   return [

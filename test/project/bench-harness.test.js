@@ -252,3 +252,70 @@ test('the CPU-per-request table prints µs per request, the rounds, and svr over
   assert.deepEqual(cpuSection(null), []);
   assert.match(cpuSection({ skipped: 'one core' }).join('\n'), /not measured \(one core\)/);
 });
+
+test("ab's report (the blog's method) gives requests/s, percentiles in ms, and failed plus non-2xx as errors; -n follows -t", () => {
+  const { parseAb, abArgs } = require('../../scripts/bench/ab');
+  const AB_OUTPUT = `Concurrency Level:      5
+Time taken for tests:   10.002 seconds
+Complete requests:      8123
+Failed requests:        3
+Non-2xx responses:      2
+Total transferred:      35000000 bytes
+Requests per second:    812.14 [#/sec] (mean)
+Time per request:       6.157 [ms] (mean)
+Percentage of the requests served within a certain time (ms)
+  50%      6
+  99%     11
+ 100%     40 (longest request)
+`;
+  const report = parseAb(AB_OUTPUT);
+  assert.equal(report.requests, 8123);
+  assert.equal(report.rps, 812.14);
+  assert.equal(report.errors, 5);
+  assert.equal(report.latencyMs.p99, 11);
+  assert.equal(report.latencyMs.max, 40);
+  assert.equal(Math.round(report.bytesPerSecond), Math.round(35000000 / 10.002));
+  assert.equal(parseAb('apr_socket_recv: Connection refused (111)\n'), null);
+  const args = abArgs({ url: 'http://127.0.0.1:1/f', seconds: 10, connections: 5 });
+  assert.ok(args.indexOf('-n') > args.indexOf('-t'), 'ab -t alone would stop at 50,000 requests');
+  assert.deepEqual(args.slice(args.indexOf('-c'), args.indexOf('-c') + 2), ['-c', '5']);
+});
+
+test('the blog table compares svr with PM2 and SVR.JS when they ran, and leaves their columns out otherwise', () => {
+  const { blogTable } = require('../../scripts/bench/report');
+  const cell = (server, rps) => ({ scenario: 'blog-ab-c5', server, connections: 5, check: 'ok', runs: [], median: { rps, requests: 1000, errors: 0 } });
+  const [row] = computeBlogRatios([cell('svr-none', 99), cell('bare-cluster-rr', 100), cell('pm2', 90), cell('svrjs', 110)]);
+  assert.equal(row.ratios['svr none/pm2'], 1.1);
+  assert.equal(row.ratios['svr none/svrjs'], 0.9);
+  assert.match(blogTable([row]), /pm2 req\/s \| svrjs req\/s/);
+  const [without] = computeBlogRatios([cell('svr-none', 99), cell('bare-cluster-rr', 100)]);
+  assert.doesNotMatch(blogTable([without]), /pm2|svrjs/);
+});
+
+test('SVR.JS runs from a copy of the directory given, its config.json keeping its keys with port and web root set', () => {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const { svrjsCommand, pm2Command } = require('../../scripts/bench/servers');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-bench-svrjs-'));
+  try {
+    const install = path.join(dir, 'install');
+    fs.mkdirSync(path.join(install, 'log'), { recursive: true });
+    fs.writeFileSync(path.join(install, 'svr.js'), '// SVR.JS');
+    fs.writeFileSync(path.join(install, 'log', 'old.log'), 'x');
+    fs.writeFileSync(path.join(install, 'config.json'), JSON.stringify({ port: 80, stackHidden: false, enableLogging: false }));
+    const work = path.join(dir, 'work');
+    fs.mkdirSync(work);
+    const spec = svrjsCommand({ options: { svrjs: install }, port: 8123, workDir: work, wwwroot: '/srv/blog' });
+    assert.equal(spec.args[0], path.join(work, 'svrjs', 'svr.js'));
+    assert.equal(spec.cwd, path.join(work, 'svrjs'));
+    assert.deepEqual(JSON.parse(fs.readFileSync(path.join(work, 'svrjs', 'config.json'), 'utf8')), { port: 8123, pubport: 8123, stackHidden: false, enableLogging: true, wwwroot: '/srv/blog', useWebRootServerSideScript: true });
+    assert.equal(fs.existsSync(path.join(work, 'svrjs', 'log')), false, 'not its old logs');
+    assert.equal(JSON.parse(fs.readFileSync(path.join(install, 'config.json'), 'utf8')).port, 80, 'the directory given is left as it was');
+    const pm2 = pm2Command({ tools: { pm2Runtime: '/x/pm2-runtime' }, port: 8124, workDir: work, workers: 2 });
+    assert.deepEqual(pm2.args.slice(0, 2), ['/x/pm2-runtime', 'start']);
+    assert.equal(pm2.args[pm2.args.indexOf('-i') + 1], '2');
+    assert.equal(pm2.env.PM2_HOME, path.join(work, 'pm2'));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
