@@ -34,7 +34,6 @@ const { createVirtualHosts } = require('./virtual-hosts');
 const { createSanitizeStage } = require('./sanitize');
 const { createStrictHeadStage } = require('./strict-head');
 const { createRewriteStage } = require('./rewrite');
-const { createProxyStage } = require('./proxy');
 const { createWwwRedirectStage } = require('./www-redirect');
 const { createPostfixStage } = require('./postfixes');
 const { createClientAddressStage } = require('./access/client-address');
@@ -44,6 +43,13 @@ const { createScriptingStage } = require('./scripting');
 const { createStaticStage } = require('./static');
 const { createStatusStage, createRequestCounters } = require('./status');
 const { createHttpsRedirectStage } = require('./https-redirect');
+
+// The proxy stage (and the http/https agents, tls and crypto it brings) is loaded only for a config
+// with `proxy` rules: most sites have none, and each worker would hold its code for nothing.
+function createProxyStage(site) {
+  const rules = site.config.proxy;
+  return Array.isArray(rules) && rules.length > 0 ? require('./proxy').createProxyStage(site) : null;
+}
 
 function createPipeline(config, { log, configFile, disableMods = false } = {}) {
   const site = createSite(config, { log, configFile });

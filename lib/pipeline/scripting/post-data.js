@@ -20,9 +20,11 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const querystring = require('node:querystring');
-// Loaded with the module, never on a request path: a require that fails once (EMFILE, say)
-// would fail that way for every later request.
-const busboy = require('busboy');
+// Loaded when a worker builds its scripting stage (setBodyBudget), never on a request path: a
+// require that fails there (EMFILE, say) would fail that way for later requests too. A worker
+// without server-side JavaScript never loads it.
+let busboy = null;
+const loadBusboy = () => (busboy ??= require('busboy'));
 const { mediaType } = require('../../http/headers');
 
 const MAX_BUFFERED_BYTES = 20 * 1024 * 1024;
@@ -48,6 +50,7 @@ function createBodyBudget(max) {
 // The one budget of this worker process; the scripting stage sets its size from the config.
 const workerBudget = createBodyBudget(0);
 function setBodyBudget(max) {
+  loadBusboy();
   workerBudget.max = createBodyBudget(max).max;
 }
 
@@ -118,7 +121,7 @@ function addValue(object, name, value) {
 function parseMultipart(req, limit, tempDir, callback) {
   let parser;
   try {
-    parser = busboy({ headers: req.headers, limits: { fieldSize: MAX_BUFFERED_BYTES, fields: MAX_FIELDS, files: MAX_FILES } });
+    parser = loadBusboy()({ headers: req.headers, limits: { fieldSize: MAX_BUFFERED_BYTES, fields: MAX_FIELDS, files: MAX_FILES } });
   } catch (error) {
     return callback(new BodyError(400, `malformed multipart/form-data: ${error.message}`));
   }
