@@ -273,7 +273,7 @@ async function main() {
     killAllStarted();
     if (!options.keep) removeFixtures(fixtures);
   });
-  const scenarioList = throughputScenarios(scenarios(fixtures), options.only);
+  const scenarioList = options.throughput ? throughputScenarios(scenarios(fixtures), options.only) : [];
   const context = { tools, fixtures, options, workers: options.workers || availableCores(), scenarioList, serverList, log };
   const meta = {
     date: new Date().toISOString(),

@@ -17,6 +17,7 @@ const DEFAULTS = {
   install: true, // apt-get/npm install what is missing
   svr: '', // svr.js to benchmark; empty = the one in this checkout
   svrjs: '', // an SVR.JS directory (with svr.js) for the blog rows; empty = SVR.JS left out
+  throughput: true, // the requests/s rows; --no-throughput leaves only the CPU-per-request rows
   'cpu-per-request': true, // the CPU-per-request rows (one worker pinned, the load tool on another core)
   node: '', // comma-separated Node versions for the CPU-per-request rows of svr and the node ceiling; empty = the running Node
   docs: 'auto', // write docs/performance-latest.md and docs/performance.svg: auto = after a complete run
@@ -47,6 +48,7 @@ const USAGE = `Usage: npm run bench -- [options]
   --no-install       do not apt-get/npm install missing tools; skip what is missing
   --svr PATH         the svr.js to benchmark (default: svr.js of this checkout)
   --svrjs DIR        an unpacked SVR.JS (DIR/svr.js) to run in the blog rows beside svr and PM2
+  --no-throughput    leave out the requests/s rows (only CPU per request)
   --no-cpu-per-request  leave out the CPU-per-request rows (one worker pinned to core 0, the load
                      tool to core 1; scenarios html-1k revalidate-304 js-100k proxy-1k ssjs-hello
                      h2-html-1k, those of --only among them)
@@ -86,7 +88,7 @@ function toDocs(value) {
 function parseOptions(argv) {
   const args = minimist(argv, {
     string: ['only', 'servers', 'out', 'svr', 'svrjs', 'node'],
-    boolean: ['keep', 'install', 'help', 'cpu-per-request'],
+    boolean: ['keep', 'install', 'help', 'cpu-per-request', 'throughput'],
     alias: { h: 'help' },
   });
   const unknown = Object.keys(args).filter((name) => name !== '_' && name !== 'h' && name !== 'help' && !(name in DEFAULTS));
@@ -109,6 +111,7 @@ function parseOptions(argv) {
     install: toBoolean(pick('install')),
     svr: pick('svr'),
     svrjs: pick('svrjs'),
+    throughput: toBoolean(pick('throughput')),
     cpuPerRequest: toBoolean(pick('cpu-per-request')),
     node: toList(pick('node')),
     docs: toDocs(pick('docs')),
