@@ -15,11 +15,14 @@ Installs svr from this checkout:
                                       is written next to it as /etc/svr-config.json.new
   /var/www/svr                        the site (the default page only goes into an empty directory)
   /var/lib/svr                        state (generated certificates, temp/ for scripts and mods)
+  /etc/svr/mods                       your mods (kept by upgrades and uninstall; mods an older
+                                      install kept in /usr/lib/svr/mods are moved here)
   /etc/logrotate.d/svr                rotation of /var/log/svr/*.log (accessLog/errorLog), when
                                       logrotate is installed; kept on upgrade
   user and group svr                  system account, no login shell, no home
 
-Running it again upgrades the code and restarts the service if it was running.
+Running it again upgrades the code and restarts the service if it was running; the listening
+sockets stay open meanwhile, so no connection is refused.
 The first install enables and starts the service.
 
 Options:
@@ -59,6 +62,7 @@ UNIT=/usr/lib/systemd/system/svr.service
 CONFIG=/etc/svr-config.json
 SITE=/var/www/svr
 STATE=/var/lib/svr
+CONFIG_DIR=/etc/svr
 ACCOUNT=svr
 # The default config as installed last time; tells whether the shipped default changed since.
 INSTALLED_DEFAULT=$LIBDIR/config/svr-config.installed.json
@@ -148,7 +152,10 @@ if [ "$deps_ok" = 1 ]; then
   done
   did "production dependencies copied from $SRC/node_modules"
 else
-  command -v npm >/dev/null 2>&1 || die "$SRC/node_modules is missing or incomplete and there is no npm to run 'npm ci --omit=dev'"
+  command -v npm >/dev/null 2>&1 || die "$SRC/node_modules is missing or incomplete, and there is no npm to run 'npm ci --omit=dev' (Debian's nodejs package comes without npm). Either:
+  sudo apt-get install npm          then run this again;
+  or run 'npm ci --omit=dev' in this checkout on a machine with npm and copy its node_modules here;
+  or build the Debian package there (npm run deb) and install it here: sudo apt-get install ./svr_*.deb"
   say "node_modules missing or incomplete: running npm ci --omit=dev"
   # --prefer-offline: a tarball already in npm's cache is not asked for again (the lockfile's
   # integrity hashes still check it); half a second less per run.
@@ -178,15 +185,6 @@ fs.mkdirSync(path.dirname(out), { recursive: true });
 fs.writeFileSync(out, JSON.stringify(result, null, 2) + '\n');
 EOF
 
-# Mods the admin added to the installed mods/ stay across upgrades.
-if [ -d "$DESTDIR$LIBDIR/mods" ]; then
-  for m in "$DESTDIR$LIBDIR/mods/"* "$DESTDIR$LIBDIR/mods/".[!.]*; do
-    [ -e "$m" ] || [ -L "$m" ] || continue
-    [ -e "$NEW/mods/$(basename "$m")" ] && continue
-    cp -a "$m" "$NEW/mods/" && did "kept mod $(basename "$m")"
-  done
-fi
-
 # Root-owned, world-readable, writable by root only.
 if [ -z "$DESTDIR" ]; then chown -R root:root "$NEW"; fi
 chmod -R u=rwX,go=rX "$NEW"
@@ -202,6 +200,10 @@ FIRST_INSTALL=1
 
 PREV_DEFAULT=
 [ ! -f "$DESTDIR$INSTALLED_DEFAULT" ] || PREV_DEFAULT=$(cat "$DESTDIR$INSTALLED_DEFAULT")
+
+# Admin mods live in /etc/svr/mods; ones an older install kept in $LIBDIR/mods move there before
+# that tree is replaced.
+DESTDIR=$DESTDIR sh "$SRC/scripts/setup-system.sh" mods
 
 if [ -e "$DESTDIR$LIBDIR" ]; then
   OLD="$DESTDIR/usr/lib/.svr.old.$$"
@@ -226,6 +228,9 @@ cat > "$DESTDIR$BIN.tmp" <<EOF
 for a in "\$@"; do
   case "\$a" in --config|--config=*) exec "$RUN_NODE" "$LIBDIR/svr.js" "\$@" ;; esac
 done
+# As the unit's ConfigurationDirectory=svr: \`svr check\` loads the mods the service loads.
+CONFIGURATION_DIRECTORY=$CONFIG_DIR
+export CONFIGURATION_DIRECTORY
 exec "$RUN_NODE" "$LIBDIR/svr.js" --config "$CONFIG" "\$@"
 EOF
 chmod 755 "$DESTDIR$BIN.tmp"
@@ -306,7 +311,8 @@ say ""
 say "Next steps:"
 step() { printf '  %-36s %s\n' "$1" "$2"; }
 step "sudoedit $CONFIG" "port, wwwroot, rewriteMap, enableDirectoryListing, ..."
-step "svr --check" "validate the config"
+step "sudo svr check" "validate the config (and scripts, mods)"
+step "$CONFIG_DIR/mods/" "your mods"
 step "systemctl restart svr" "apply it (or: systemctl reload svr, a rolling reload)"
 step "$SITE/" "your site; a serverSideScript.js there runs for every request"
 step "journalctl -u svr -f" "access log and diagnostics"

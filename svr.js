@@ -32,16 +32,17 @@ function main() {
   require('./lib/process/primary').runPrimary(options);
 }
 
-// The same validation a start does (mods' config keys included), without generating anything.
-function check(options) {
+// svr check: the start's own steps (process/start.js), without forking and generating nothing:
+// what it accepts, a start accepts. Prints every problem, or "ok".
+async function check(options) {
   const unreadable = require('./lib/config/unreadable').describeUnreadable(options.configFile, 'svr check');
   if (unreadable) {
     process.stderr.write(`${unreadable}\n`);
     process.exitCode = 1;
     return;
   }
-  const { readConfig } = require('./lib/process/primary');
-  const { errors, warnings = [] } = readConfig(options, { checkOnly: true });
+  const { prepareStart } = require('./lib/process/start');
+  const { errors, warnings } = await prepareStart(options, { checkOnly: true });
   for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
   if (errors.length === 0) {
     console.log(`${options.configFile}: ok`);

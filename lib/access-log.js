@@ -143,26 +143,34 @@ function urlOf(req) {
   return req.svr ? req.svr.originalUrl : req.url;
 }
 
+// The proxy cache's X-Cache status, for the rules that cache (undefined otherwise).
+function cacheOf(req) {
+  return req.svr && req.svr.cache;
+}
+
 function combinedLine(req, res, remote, seconds, now) {
   const headers = req.headers;
   return `${remote} - ${userOf(req)} [${clfTime(now)}] ` +
     `${quoted(`${req.method} ${urlOf(req)} HTTP/${req.httpVersion}`)} ${res.statusCode} ${bodyBytes(req, res)} ` +
-    `${quoted(headers.referer)} ${quoted(headers['user-agent'])} ${seconds.toFixed(3)}`;
+    `${quoted(headers.referer)} ${quoted(headers['user-agent'])} ${seconds.toFixed(3)}` +
+    (cacheOf(req) === undefined ? '' : ` ${cacheOf(req)}`);
 }
 
 // The JSON object JSON.stringify made of { time, remote, user, method, url, protocol, status,
-// bytes, referer, userAgent, seconds } (referer and userAgent left out when the request had none),
-// written field by field.
+// bytes, referer, userAgent, seconds, cache } (referer, userAgent and cache left out when the
+// request had none), written field by field.
 function jsonLine(req, res, remote, seconds, now) {
   const headers = req.headers;
   const bytes = bodyBytes(req, res);
   const referer = headers.referer;
   const userAgent = headers['user-agent'];
+  const cache = cacheOf(req);
   return `{"time":"${isoTime(now)}","remote":${jsonString(remote)},"user":${jsonString(userOf(req))},` +
     `"method":${jsonString(req.method)},"url":${jsonString(urlOf(req))},"protocol":${jsonString(`HTTP/${req.httpVersion}`)},` +
     `"status":${res.statusCode},"bytes":${typeof bytes === 'number' ? JSON.stringify(bytes) : jsonString(bytes)}` +
     `${referer === undefined ? '' : `,"referer":${jsonString(referer)}`}` +
-    `${userAgent === undefined ? '' : `,"userAgent":${jsonString(userAgent)}`},"seconds":${Number(seconds.toFixed(6))}}`;
+    `${userAgent === undefined ? '' : `,"userAgent":${jsonString(userAgent)}`},"seconds":${Number(seconds.toFixed(6))}` +
+    `${cache === undefined ? '' : `,"cache":${typeof cache === 'string' ? jsonString(cache) : JSON.stringify(cache)}`}}`;
 }
 
 // Returns a function to call at the start of every request, or null when logging is off.
@@ -175,8 +183,9 @@ function createAccessLog(config, { write = append } = {}) {
     // Read now: by 'close' an HTTP/2 stream (and a destroyed socket) no longer knows its peer.
     const remote = clientAddress(req);
     // The client address the pipeline resolved (behind a proxy: enableIPSpoofing, trustedProxies);
-    // the peer for what no pipeline saw (the health and metrics paths).
+    // the peer for a request no pipeline saw.
     res.on('close', () => { // 'close' comes once; on() spares the once-wrapper and its removal
+      if (req.svr?.internal) return; // the health and metrics paths (pipeline/health-metrics.js)
       const client = req.svr === undefined ? remote : shownAddress(req.svr.clientAddress);
       write(format(req, res, client, (performance.now() - startedAt) / 1000, Date.now()));
     });

@@ -21,7 +21,8 @@ Options:
       --workers N       run N worker processes instead of the config's "workers"
       --single-threaded run in one process, without the cluster (for debugging)
       --disable-mods    start without mods and without serverSideScript.js
-      --check           validate the config, print what is wrong or "ok", exit 1 or 0
+      --check           run the start's checks without starting: print every problem
+                        or "ok", exit 1 or 0
       --control-socket PATH  the running svr's control socket, for reload and reopen-logs
                         (default: $RUNTIME_DIRECTORY/control.sock, set by systemd; svr reload
                         also tries /run/svr/control.sock)

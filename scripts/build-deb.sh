@@ -89,6 +89,9 @@ grep -Eq "$WANT" "$WORK/install.log" || die "install.sh did not say '$WANT'; its
 # The site and the state are made by postinst, not shipped: a package file would be deleted on
 # remove, and the site is the admin's content.
 rm -rf "${ROOT:?}/var"
+# /etc/svr/mods holds the admin's mods: made by postinst, removed on purge, never a package file
+# (dpkg would warn about it when a mod is in it on remove).
+rm -rf "${ROOT:?}/etc/svr"
 # apt-get remove/purge uninstall the package: uninstall.sh, and the record install.sh keeps of the
 # default config for its .new files, would only work behind dpkg's back.
 rm -f "$ROOT/usr/lib/svr/scripts/uninstall.sh" "$ROOT/usr/lib/svr/config/svr-config.installed.json"
@@ -144,7 +147,10 @@ find "$ROOT" -type f -exec chmod u+rw,go+r,go-w {} +
 
 # --- DEBIAN/ -----------------------------------------------------------------------------------
 mkdir "$ROOT/DEBIAN"
-SIZE=$(du -sk --apparent-size "$ROOT" | cut -f1)
+# Installed-Size as dpkg-gencontrol counts it: each file's KiB rounded up, 1 for every directory
+# and link; unlike du, the same on every filesystem the package is built on.
+SIZE=$(find "$ROOT" -mindepth 1 -path "$ROOT/DEBIAN" -prune -o -printf '%y %s\n' |
+  awk '$1 == "f" { kib += int(($2 + 1023) / 1024); next } { kib += 1 } END { print kib }')
 cat > "$ROOT/DEBIAN/control" <<EOF
 Package: svr
 Version: $VERSION
@@ -176,5 +182,6 @@ chmod 644 "$ROOT/DEBIAN/md5sums"
 mkdir -p "$OUT"
 DEB=$OUT/svr_${VERSION}_all.deb
 dpkg-deb --root-owner-group -Zxz --build "$ROOT" "$DEB" >/dev/null
-log "built $DEB ($(du -k "$DEB" | cut -f1) KiB)"
+# The two sizes docs/debian-package.md gives, from the package itself.
+log "built $DEB: $(($(stat -c %s "$DEB") / 1024)) KiB, $SIZE KiB installed"
 printf '%s\n' "$DEB"

@@ -42,6 +42,7 @@ const GROUPS = [
   // Keys of the reverse proxy and monitoring work; a name the schema does not have is skipped.
   ['Reverse proxy and monitoring', ['proxy', 'trustedProxies', 'acceptProxyProtocol', 'health',
     'metrics']],
+  ['Rate limits and caching (docs/limits-and-caching.md)', ['rateLimits', 'rateLimitStore', 'proxyCache']],
   ['Access rules and client addresses', ['nonStandardCodes', 'blacklist', 'enableIPSpoofing',
     'disableServerSideScriptExpose', 'allowStatus']],
   ['Virtual hosts', ['wwwrootVHost', 'customHeadersVHost', 'enableDirectoryListingVHost', 'wwwredirect',

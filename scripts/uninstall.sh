@@ -7,12 +7,14 @@ usage() {
 Usage: sudo scripts/uninstall.sh [--purge] [--remove-site]
 
 Stops and disables svr.service and removes the unit, /usr/lib/svr and /usr/bin/svr.
-Keeps /etc/svr-config.json, the state /var/lib/svr and the user svr unless --purge is given.
+Keeps /etc/svr-config.json, your mods in /etc/svr/mods, the state /var/lib/svr, the log files in
+/var/log/svr with /etc/logrotate.d/svr, and the user svr unless --purge is given.
 Keeps the site /var/www/svr, your content, unless --remove-site is given (--purge alone never
 removes it).
 
 Options:
-  --purge       also remove the config, the state and the svr user and group
+  --purge       also remove the config, the mods in /etc/svr/mods, the state, the log files
+                and the svr user and group
   --remove-site also remove the site /var/www/svr and everything in it
   --destdir DIR remove from a staged tree (also: DESTDIR=DIR); nothing is stopped
   -h, --help    this help
@@ -41,6 +43,9 @@ UNIT=/usr/lib/systemd/system/svr.service
 CONFIG=/etc/svr-config.json
 SITE=/var/www/svr
 STATE=/var/lib/svr
+MODS=/etc/svr/mods
+LOGS=/var/log/svr
+LOGROTATE=/etc/logrotate.d/svr
 ACCOUNT=svr
 
 did() { printf '  * %s\n' "$*"; }
@@ -71,15 +76,20 @@ if [ -e "$DESTDIR$LIBDIR" ]; then rm -rf "$DESTDIR$LIBDIR"; did "removed $LIBDIR
 if [ -e "$DESTDIR$BIN" ]; then rm -f "$DESTDIR$BIN"; did "removed $BIN"; fi
 
 if [ "$PURGE" = 1 ]; then
-  for p in "$CONFIG" "$CONFIG.new" "$STATE" /etc/logrotate.d/svr /var/log/svr; do
+  for p in "$CONFIG" "$CONFIG.new" "$MODS" "$STATE" "$LOGROTATE" "$LOGS"; do
     if [ -e "$DESTDIR$p" ]; then rm -rf "$DESTDIR$p"; did "removed $p"; fi
   done
+  rmdir "$DESTDIR${MODS%/mods}" 2>/dev/null || true
   if [ -z "$DESTDIR" ]; then
     if getent passwd "$ACCOUNT" >/dev/null; then userdel "$ACCOUNT"; did "removed user $ACCOUNT"; fi
     if getent group "$ACCOUNT" >/dev/null; then groupdel "$ACCOUNT"; did "removed group $ACCOUNT"; fi
   fi
 else
-  say "Kept: $CONFIG, $STATE and the user $ACCOUNT (remove them with --purge)."
+  kept=
+  for p in "$CONFIG" "$MODS" "$STATE" "$LOGS" "$LOGROTATE"; do
+    if [ -e "$DESTDIR$p" ]; then kept="$kept$p, "; fi
+  done
+  say "Kept: ${kept}the user $ACCOUNT (remove them with --purge)."
 fi
 if [ "$REMOVE_SITE" = 1 ]; then
   if [ -e "$DESTDIR$SITE" ]; then rm -rf "$DESTDIR$SITE"; did "removed the site $SITE"; fi

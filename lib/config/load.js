@@ -65,13 +65,21 @@ function checkConfig(config, { file, configFile = path.resolve(file), extraValid
       problems.splice(0, problems.length, ...problems.filter((problem) => problem.key !== 'wwwroot'));
     }
     problems.push(...svrjs.problems);
-    warnings = svrjs.warnings.map((problem) => formatProblem(file, problem));
+    warnings = [...svrjs.warnings, ...unservedMetrics(config)].map((problem) => formatProblem(file, problem));
     problems.push(...semanticProblems(config, path.dirname(configFile), configFile));
     svrjsKeys.applyAliases(config);
     resolvePaths(config, path.dirname(configFile));
   }
   const errors = inFileOrder(problems, config).map((problem) => formatProblem(file, problem));
   return errors.length ? failure(configFile, errors, warnings) : { config, errors, warnings, configFile };
+}
+
+// Metrics counted but answered nowhere: neither a port of their own nor onSitePort.
+function unservedMetrics(config) {
+  const { metrics } = config;
+  if (!isPlainObject(metrics) || metrics.onSitePort === true) return [];
+  if (metrics.port !== null && metrics.port !== undefined) return [];
+  return [{ key: 'metrics', message: 'counted but served nowhere: set metrics.port (a listener of its own) or metrics.onSitePort: true (the site\'s listeners)' }];
 }
 
 // An invalid config is never handed out, so nobody can start a server from half of it.

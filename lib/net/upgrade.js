@@ -18,6 +18,9 @@ function handleUpgrade(req, socket, head, handler) {
   res.assignSocket(socket);
   res.once('finish', () => {
     res.detachSocket(socket);
+    // A response made here gets no 'close' from an HTTP server: the access log, the metrics and
+    // the worker's socket bookkeeping wait for one, so it comes when the socket closes.
+    socket.once('close', () => res.emit('close'));
     socket.end();
   });
   socket.on('error', () => {}); // a client gone mid-answer is not the worker's problem

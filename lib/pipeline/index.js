@@ -1,30 +1,25 @@
 'use strict';
-// The request pipeline of a worker: an explicit list of stages, built once per config.
+// The request pipeline of a worker: an explicit list of stages, built once per config. Every
+// request a worker's listeners receive enters it (docs/architecture.md has the list, what each
+// stage answers and when it passes on).
 //
-//   createPipeline(config, { log, configFile, disableMods }) ->
-//     { site, proxy, handle(req, res), httpsRedirect(req, res), proxyRequest?(req, res), connect?(req, socket, head) }
+//   createPipeline(config, { log, configFile, disableMods, isDraining, scrapeMetrics, rateLimiter, cacheIndex }) ->
+//     { site, proxy, handle(req, res), httpsRedirect(req, res), prepare(), close() }
+//     Throws one error listing every problem of every stage ("FILE: key: why", or the script's or
+//     mod's own file). Building starts nothing: the worker awaits pipeline.prepare() before it
+//     listens (a stage's async work before serving, today the proxy's health checks), and
+//     close() stops that work when the pipeline is replaced.
+//   checkPipeline(config, { configFile, disableMods }) -> [problem]
+//     The same build, for `svr check` and the primary before it forks: the same stages, the same
+//     compilers and the same problems, except that serverSideScript.js is compiled without
+//     running, no mod is loaded (scripting/mod-keys.js loads them in a child process), the
+//     environment is left alone and prepare() is never called.
 //
-// Every request runs these stages in order; each answers it or calls next() (docs/architecture.md):
-//   serverHeaders   response-headers.js  Server + fixed customHeaders, first thing for every answer
-//   strictHead      strict-head.js       505, 400, 501, 431 where Node's HTTP/1 parser is lenient
-//   clientAddress   access/client-address.js  the client behind a proxy (enableIPSpoofing, trustedProxies)
-//   blocklist       access/blocklist.js  403 for a client in `blacklist`, before anything else
-//   sanitize        sanitize.js          414, 400, 403, OPTIONS *, 301 to the clean URL; fills req.svr
-//   wwwRedirect     www-redirect.js      wwwredirect: 301 from `domain` to www.`domain`
-//   postfixes       postfixes.js         wwwrootPostfixesVHost: hosts as subdirectories of the root
-//   rewrite         rewrite.js           the rewrite map, first match wins, 403 on escape
-//   pathHeaders     response-headers.js  customHeaders with {path}, filled after rewriting
-//   hostHeaders     response-headers.js  customHeadersVHost: the matching host's headers on top
-//   accessRules     access/rules.js      nonStandardCodes: redirects, 401 logins, 403/410/...
-//   reverseProxy    proxy/               `proxy` rules: forwarded to upstreams (WebSocket upgrades too)
-//   scripting       scripting/           mods in name order, then serverSideScript.js
-//   status          status.js            /svrjsstatus.svr with allowStatus
-//   staticFiles     static/              files, directories, listings
-// Errors from any stage, and every error status, are answered by error-pages.js (sendError).
-// With virtual hosts (virtual-hosts.js) the static stage and the error pages are built once per
-// web root at load, and each request uses its own host's.
-// The plain port of an HTTPS site runs a shorter list: serverHeaders, strictHead, pathHeaders,
-// httpsRedirect.
+// handle runs the site's list; httpsRedirect the plain port's of an HTTPS site. An HTTP/1 CONNECT
+// or Upgrade comes with a response made for its socket (net/upgrade.js). Errors from any stage,
+// and every error status, are answered by error-pages.js (sendError). With virtual hosts
+// (virtual-hosts.js) the static stage and the error pages are built once per web root at load,
+// and each request uses its own host's.
 
 const { createSite } = require('./site');
 const { runStages } = require('./runner');
@@ -39,71 +34,130 @@ const { createPostfixStage } = require('./postfixes');
 const { createClientAddressStage } = require('./access/client-address');
 const { createBlocklistStage } = require('./access/blocklist');
 const { createAccessRulesStage } = require('./access/rules');
-const { createScriptingStage } = require('./scripting');
+const { createRateLimitStage } = require('./access/rate-limits');
+const { createScriptingStage, checkScriptingStage } = require('./scripting');
 const { createStaticStage } = require('./static');
 const { createStatusStage, createRequestCounters } = require('./status');
 const { createHttpsRedirectStage } = require('./https-redirect');
+const { createHealthMetricsStage } = require('./health-metrics');
+const { createForwardProxyStage } = require('./forward-proxy');
+const { createConnectStage } = require('./connect');
 
 // The proxy stage (and the http/https agents, tls and crypto it brings) is loaded only for a config
 // with `proxy` rules: most sites have none, and each worker would hold its code for nothing.
-function createProxyStage(site) {
+function createProxyStage(site, options) {
   const rules = site.config.proxy;
-  return Array.isArray(rules) && rules.length > 0 ? require('./proxy').createProxyStage(site) : null;
+  return Array.isArray(rules) && rules.length > 0 ? require('./proxy').createProxyStage(site, options) : null;
 }
 
-function createPipeline(config, { log, configFile, disableMods = false } = {}) {
+// isDraining(), scrapeMetrics(): the worker's, for the health and metrics paths.
+// rateLimiter: the host's rate-limit counter ({ take(key, rate, burst) }), from the process that
+// runs this pipeline (lib/process/rate-limits/); without it `rateLimits` are not applied.
+// cacheIndex: the host's index of the proxy cache's files (lib/process/proxy-cache-index.js),
+// from the process too; without it no proxy rule caches.
+function createPipeline(config, { log, configFile, disableMods = false, isDraining, scrapeMetrics, rateLimiter = null, cacheIndex = null } = {}) {
+  applyEnvironment(config); // before mods and serverSideScript.js load
+  const scripting = disableMods ? null : createScriptingStage;
+  const { pipeline, problems } = buildPipeline(config, { log, configFile, scripting, isDraining, scrapeMetrics, rateLimiter, cacheIndex });
+  if (problems.length > 0) {
+    pipeline.close();
+    throw Object.assign(new Error(problems.join('\n')), { code: 'ECONFIG' });
+  }
+  return pipeline;
+}
+
+function checkPipeline(config, { configFile, disableMods = false } = {}) {
+  let built;
+  try {
+    built = buildPipeline(config, { configFile, scripting: disableMods ? null : checkScriptingStage });
+  } catch (error) { // no site to build on (a web root that is not a directory, say)
+    return describeProblem(error, configFile);
+  }
+  built.pipeline.close();
+  return built.problems;
+}
+
+// Every stage is built through build(), even when an earlier one failed, so that every problem
+// is reported at once. scripting: the scripting stage's factory (null: no mods, no script).
+function buildPipeline(config, { log, configFile, scripting: scriptingFactory, isDraining, scrapeMetrics, rateLimiter = null, cacheIndex = null }) {
   const site = createSite(config, { log, configFile });
   site.sendError = createErrorPages(site);
-  applyEnvironment(config);
-  const { scripting, staticFiles, rootScripting } = createRootStages(site, { disableMods });
+  const problems = [];
+  const build = (create, ...args) => {
+    try {
+      return create(...args);
+    } catch (error) { // once, though a stage is in both lists
+      for (const line of describeProblem(error, configFile)) if (!problems.includes(line)) problems.push(line);
+      return null;
+    }
+  };
+  const { scripting, staticFiles, rootScripting } = createRootStages(site, { scriptingFactory, build });
   const fail = (req, res, error) => site.sendError(req, res, 500, { error });
-  const proxy = createProxyStage(site);
+  const proxy = build(createProxyStage, site, { cacheIndex });
   const counters = config.allowStatus ? createRequestCounters() : null;
+  const healthAndMetrics = build(createHealthMetricsStage, site, { isDraining, scrapeMetrics });
   const stages = [
-    createServerHeadersStage(site),
-    createStrictHeadStage(site),
-    createClientAddressStage(site),
-    createBlocklistStage(site),
-    createSanitizeStage(site),
-    createWwwRedirectStage(site),
-    createPostfixStage(site),
-    createRewriteStage(site),
-    createPathHeadersStage(site),
-    createHostHeadersStage(site),
-    createAccessRulesStage(site),
+    build(createForwardProxyStage, rootScripting && rootScripting.proxyRequest),
+    build(createServerHeadersStage, site),
+    build(createStrictHeadStage, site),
+    build(createClientAddressStage, site),
+    build(createBlocklistStage, site),
+    healthAndMetrics,
+    build(createConnectStage, { modsConnect: (rootScripting && rootScripting.connect) || null, reverseProxy: proxy }),
+    build(createSanitizeStage, site),
+    build(createWwwRedirectStage, site),
+    build(createPostfixStage, site),
+    build(createRewriteStage, site),
+    build(createPathHeadersStage, site),
+    build(createHostHeadersStage, site),
+    build(createAccessRulesStage, site),
+    build(createRateLimitStage, site, rateLimiter),
     proxy,
     scripting,
-    createStatusStage(site, counters),
+    build(createStatusStage, site, counters),
     staticFiles,
   ].filter(Boolean);
   const redirectStages = [
-    createServerHeadersStage(site),
-    createStrictHeadStage(site),
-    createClientAddressStage(site),
-    createBlocklistStage(site),
-    createPathHeadersStage(site),
-    createHostHeadersStage(site),
-    createHttpsRedirectStage(site),
+    build(createServerHeadersStage, site),
+    build(createStrictHeadStage, site),
+    build(createClientAddressStage, site),
+    build(createBlocklistStage, site),
+    healthAndMetrics,
+    build(createPathHeadersStage, site),
+    build(createHostHeadersStage, site),
+    build(createHttpsRedirectStage, site),
   ].filter(Boolean);
-  return {
+  const pipeline = {
     site,
     proxy, // null without `proxy` rules; its upstreamHealth() feeds the metrics
     handle: withRecord(runStages(stages, fail), counters),
     httpsRedirect: withRecord(runStages(redirectStages, fail), counters),
-    // Forward-proxy requests and CONNECT, for the listeners: null unless a mod takes them.
-    proxyRequest: rootScripting && rootScripting.proxyRequest ? withRecord(rootScripting.proxyRequest, null) : null,
-    connect: (rootScripting && rootScripting.connect) || null,
+    prepare: async () => {
+      for (const stage of stages) if (typeof stage.prepare === 'function') await stage.prepare();
+    },
+    close: () => {
+      for (const stage of stages) if (typeof stage.close === 'function') stage.close();
+    },
   };
+  return { pipeline, problems };
+}
+
+// A stage's refusal as lines for the user: a script's or a mod's error names its own file; the
+// others name a key of the config file ("rewriteMap[0].definingRegex: ..."), so the file goes first.
+function describeProblem(error, configFile) {
+  const lines = String(error && error.message !== undefined ? error.message : error).split('\n');
+  if ((error && error.file) || !configFile) return lines;
+  return lines.map((line) => `${configFile}: ${line}`);
 }
 
 // The stages that depend on the web root: the scripting stage (serverSideScript.js from the root)
 // and the static stage. With virtual hosts there is one of each per web root (the static stage
 // with its own error pages), and site.sendError answers with the request's own host's pages.
-function createRootStages(site, { disableMods }) {
+function createRootStages(site, { scriptingFactory, build }) {
   const scriptingByRoot = new Map(); // one scripting stage per root, whatever the listing switch
   const scriptingFor = (hostSite) => {
-    if (disableMods) return null;
-    if (!scriptingByRoot.has(hostSite.root)) scriptingByRoot.set(hostSite.root, createScriptingStage(hostSite));
+    if (scriptingFactory === null) return null;
+    if (!scriptingByRoot.has(hostSite.root)) scriptingByRoot.set(hostSite.root, build(scriptingFactory, hostSite));
     return scriptingByRoot.get(hostSite.root);
   };
   const pick = createVirtualHosts(site, (hostSite) => {
@@ -140,9 +194,9 @@ function applyEnvironment(config) {
 function withRecord(run, counters) {
   return function handle(req, res) {
     if (counters !== null) counters.count(req, res);
-    req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null, clientAddress: req.socket.remoteAddress };
+    req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null, clientAddress: req.socket.remoteAddress, internal: false, rateLimit: undefined, cache: undefined };
     run(req, res);
   };
 }
 
-module.exports = { createPipeline };
+module.exports = { createPipeline, checkPipeline };

@@ -2,7 +2,7 @@
 // Opening files below the web root so that what is served is decided from the opened descriptor,
 // never from a path checked before it.
 //
-// The path policy (static/resolve.js) checks a path with lstat/realpath; between that check and
+// The path policy (path-policy.js) checks a path with lstat/realpath; between that check and
 // the open, anyone who can write below the web root can swap a file or a parent directory for a
 // symbolic link. So every descriptor is checked after it is opened: the kernel says where the file
 // it refers to really is (readlink of /proc/self/fd/N, a path made of real directory entries, with

@@ -63,17 +63,15 @@ class HeldSockets {
     return false;
   }
 
-  // A worker reports { type: 'listening-socket', key } with its socket attached.
-  watch(worker) {
-    worker.on('message', (message, handle) => {
-      if (message?.type !== 'listening-socket' || !handle) return;
-      try {
-        if (this.handles.has(message.key) || !this.wantedKeys().includes(message.key)) handle.close();
-        else this.handles.set(message.key, handle);
-      } catch (error) {
-        this.log.warn(`cannot keep the listening socket of ${message.key}: ${error.message}`);
-      }
-    });
+  // A worker's 'listening-socket' message (process/messages.js), its socket attached.
+  keep(message, handle) {
+    if (!handle) return;
+    try {
+      if (this.handles.has(message.key) || !this.wantedKeys().includes(message.key)) handle.close();
+      else this.handles.set(message.key, handle);
+    } catch (error) {
+      this.log.warn(`cannot keep the listening socket of ${message.key}: ${error.message}`);
+    }
   }
 
   // Before a worker gets its config: the sockets it must listen on instead of binding again.
@@ -91,17 +89,41 @@ class HeldSockets {
     }
   }
 
+  // At start, before the first fork: sockets an earlier svr left with systemd (fd-store.js). The
+  // ones the config names are held as if a worker had sent them; -> the keys of the others,
+  // closed here.
+  adopt(sockets) {
+    const dropped = [];
+    const usable = this.enabled();
+    for (const [key, handle] of sockets) {
+      if (usable && this.wantedKeys().includes(key) && !this.handles.has(key)) {
+        this.handles.set(key, handle);
+        continue;
+      }
+      dropped.push(key);
+      this.close(key, handle);
+    }
+    return dropped;
+  }
+
   // After a reload: an address no longer configured is let go (its port closes once the old
-  // workers have stopped accepting).
+  // workers have stopped accepting). -> the keys let go.
   keepOnly(keys) {
+    const dropped = [];
     for (const [key, handle] of this.handles) {
       if (keys.includes(key)) continue;
       this.handles.delete(key);
-      try {
-        handle.close();
-      } catch (error) {
-        this.log.warn(`cannot close the listening socket of ${key}: ${error.message}`);
-      }
+      dropped.push(key);
+      this.close(key, handle);
+    }
+    return dropped;
+  }
+
+  close(key, handle) {
+    try {
+      handle.close();
+    } catch (error) {
+      this.log.warn(`cannot close the listening socket of ${key}: ${error.message}`);
     }
   }
 
@@ -116,11 +138,9 @@ class HeldSockets {
 function workerSockets() {
   const held = new Map(); // key -> TCP handle from the primary
   return {
-    // A 'held-socket' message: true when it was one.
+    // A 'held-socket' message (process/messages.js), its socket attached.
     take(message, handle) {
-      if (message?.type !== 'held-socket' || !handle) return false;
-      held.set(message.key, handle);
-      return true;
+      if (handle) held.set(message.key, handle);
     },
     heldSocket: (listen) => held.get(socketKey(listen)) || null,
     shareSocket(listen, server) {

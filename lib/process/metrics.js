@@ -29,6 +29,9 @@ class MetricsAggregator {
     this.durationSum = 0;
     this.events = { restarts: 0, recycles: 0, reloads: 0 };
     this.gauges = new Map(); // worker key -> { connections, upstreams: [{ upstream, up }] }
+    this.rateLimited = new Map(); // "rule\noutcome" -> requests refused, delayed or unavailable
+    this.cacheStatuses = new Map(); // X-Cache status -> requests
+    this.cacheBytes = 0;
   }
 
   // report: { requests: { "GET 2xx": n }, bytes, buckets: [n...], sum, connections, upstreams }
@@ -37,6 +40,9 @@ class MetricsAggregator {
     this.responseBytes += report.bytes || 0;
     (report.buckets || []).forEach((n, i) => { this.buckets[i] += n; });
     this.durationSum += report.sum || 0;
+    for (const [status, n] of Object.entries(report.cache || {})) this.cacheStatuses.set(status, (this.cacheStatuses.get(status) || 0) + n);
+    this.cacheBytes += report.cacheBytes || 0;
+    for (const [name, n] of Object.entries(report.rateLimits || {})) this.rateLimited.set(name, (this.rateLimited.get(name) || 0) + n);
     this.gauges.set(key, { connections: report.connections || 0, upstreams: report.upstreams || [] });
   }
 
@@ -48,7 +54,9 @@ class MetricsAggregator {
     this.events[event]++;
   }
 
-  render({ workers }) {
+  // rateLimits: the host's counter's status ({ keys, redis: null | { up } }), or null without one.
+  // proxyCache: the cache index's status ({ entries, bytes }), or null without a caching rule.
+  render({ workers, rateLimits = null, proxyCache = null }) {
     const out = [];
     const metric = (name, type, help, samples) => {
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
@@ -76,9 +84,32 @@ class MetricsAggregator {
     metric('svr_workers', 'gauge', 'Workers serving.', [['', workers]]);
     for (const [event, [name, help]] of Object.entries(EVENTS)) metric(name, 'counter', help, [['', this.events[event]]]);
     metric('svr_proxy_upstream_up', 'gauge', 'Proxy upstreams: 1 when every worker considers it healthy, else 0.', upstreamSamples(gauges));
+    metric('svr_rate_limited_requests_total', 'counter', 'Requests a rate limit refused (429), delayed, or refused while its store was down (503), by rule.',
+      [...this.rateLimited].sort().map(([key, n]) => {
+        const [rule, outcome] = key.split('\n');
+        return [`{rule="${labelValue(rule)}",outcome="${outcome}"}`, n];
+      }));
+    if (rateLimits) {
+      metric('svr_rate_limit_keys', 'gauge', 'Clients this host keeps rate-limit counters for (at most rateLimitStore.maxKeys).', [['', rateLimits.keys]]);
+      if (rateLimits.redis) metric('svr_rate_limit_redis_up', 'gauge', '1 while the rate limits are counted in Redis, 0 while rateLimitStore.whenDown applies.', [['', rateLimits.redis.up ? 1 : 0]]);
+    }
+    if (proxyCache || this.cacheStatuses.size > 0) {
+      metric('svr_proxy_cache_requests_total', 'counter', 'Requests of caching proxy rules, by X-Cache status (HIT, MISS, BYPASS, EXPIRED, REVALIDATED, STALE).',
+        [...this.cacheStatuses].sort().map(([status, n]) => [`{status="${labelValue(status)}"}`, n]));
+      metric('svr_proxy_cache_served_bytes_total', 'counter', 'Body bytes answered from the proxy cache.', [['', this.cacheBytes]]);
+    }
+    if (proxyCache) {
+      metric('svr_proxy_cache_entries', 'gauge', 'Responses stored in the proxy cache (at most proxyCache.maxEntries).', [['', proxyCache.entries]]);
+      metric('svr_proxy_cache_bytes', 'gauge', 'Bytes of the proxy cache\'s files (at most proxyCache.maxBytes).', [['', proxyCache.bytes]]);
+      metric('svr_proxy_cache_stores_total', 'counter', 'Responses written to the proxy cache.', [['', proxyCache.stored]]);
+    }
     metric('svr_start_time_seconds', 'gauge', 'When the server started (Unix time).', [['', Math.floor(this.startedAt / 1000)]]);
     return `${out.join('\n')}\n`;
   }
+}
+
+function labelValue(text) {
+  return String(text).replace(/["\\\n]/g, '_');
 }
 
 function upstreamSamples(gauges) {
@@ -114,7 +145,7 @@ function listenForScrapes(metrics, render) {
 // FLUSH_TIMEOUT_MS is rendered with what it reported last.
 const FLUSH_TIMEOUT_MS = 500;
 
-function createPrimaryMetrics(config, { pool }) {
+function createPrimaryMetrics(config, { pool, rateLimits = () => null, proxyCache = () => null }) {
   if (!config.metrics) return null;
   const aggregator = new MetricsAggregator();
   const waiting = new Map(); // worker id -> [resolve]
@@ -127,22 +158,20 @@ function createPrimaryMetrics(config, { pool }) {
   })));
   const render = async () => {
     await flushAll();
-    return aggregator.render({ workers: pool().size });
+    return aggregator.render({ workers: pool().size, rateLimits: rateLimits(), proxyCache: proxyCache() });
   };
   if (config.metrics.port !== null && config.metrics.port !== undefined) listenForScrapes(config.metrics, render);
   return {
     aggregator,
-    // Reports and scrape requests from workers; answers the scrapes.
-    onWorkerMessage(worker, message) {
-      if (message.type === 'metrics') {
-        aggregator.ingest(worker.id, message.report);
-        const list = waiting.get(worker.id);
-        waiting.delete(worker.id);
-        if (list) for (const resolve of list) resolve();
-      } else if (message.type === 'metrics-scrape') {
-        render().then((text) => { if (worker.isConnected()) worker.send({ type: 'metrics-text', id: message.id, text }); });
-      }
+    // A worker's 'metrics' report (process/messages.js).
+    ingest(worker, report) {
+      aggregator.ingest(worker.id, report);
+      const list = waiting.get(worker.id);
+      waiting.delete(worker.id);
+      if (list) for (const resolve of list) resolve();
     },
+    // The answer to a worker's 'metrics-text' question: the Prometheus text of every worker.
+    render,
     onWorkerExit(worker) {
       aggregator.forget(worker.id);
     },

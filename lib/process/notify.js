@@ -7,7 +7,7 @@
 // service it belongs to). NOTIFY_SOCKET is taken out of the environment at start, so workers and
 // user code never inherit it.
 
-const { execFile } = require('node:child_process');
+const { spawn } = require('node:child_process');
 
 let notifySocket = null;
 
@@ -17,19 +17,33 @@ function takeNotifySocket(env = process.env) {
 }
 
 // Resolves once systemd has the message (or at once outside systemd); never rejects: a failed
-// notification is logged, and systemd's start timeout reports it.
-function notify(args, log) {
+// notification is logged, and systemd's start timeout reports it. fd: a descriptor of this process
+// systemd-notify passes on as its descriptor 3 (for the file descriptor store, fd-store.js).
+function notify(args, log, fd) {
   if (!notifySocket) return Promise.resolve();
   return new Promise((resolve) => {
-    execFile('systemd-notify', args, { env: { ...process.env, NOTIFY_SOCKET: notifySocket }, timeout: 10000 },
-      (error, stdout, stderr) => {
-        if (error) log.warn(`systemd-notify ${args.join(' ')} failed: ${(stderr || error.message).trim()}`);
-        resolve();
-      });
+    const stdio = ['ignore', 'ignore', 'pipe', ...(fd === undefined ? [] : [fd])];
+    let child;
+    try {
+      child = spawn('systemd-notify', args, { env: { ...process.env, NOTIFY_SOCKET: notifySocket }, stdio, timeout: 10000 });
+    } catch (error) {
+      log.warn(`systemd-notify ${args.join(' ')} failed: ${error.message}`);
+      return resolve();
+    }
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d) => { stderr += d; });
+    child.on('error', (error) => { stderr ||= error.message; });
+    child.on('close', (code, signal) => {
+      if (code !== 0) log.warn(`systemd-notify ${args.join(' ')} failed: ${stderr.trim() || (signal ? `signal ${signal}` : `exit code ${code}`)}`);
+      resolve();
+    });
   });
 }
 
 const notifyReady = (status, log) => notify(['--ready', `--status=${status}`], log);
 const notifyStatus = (status, log) => notify([`--status=${status}`], log);
+// Into the file descriptor store, under a name (systemd 254 or later: systemd-notify --fd).
+const notifyWithFd = (fd, name, log) => notify(['--fd=3', `--fdname=${name}`, 'FDSTORE=1'], log, fd);
+const notifyFields = (fields, log) => notify(fields, log);
 
-module.exports = { takeNotifySocket, notifyReady, notifyStatus };
+module.exports = { takeNotifySocket, notifyReady, notifyStatus, notifyWithFd, notifyFields };

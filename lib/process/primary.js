@@ -1,15 +1,16 @@
 'use strict';
-// The primary never serves. It validates the config, forks the workers and supervises them:
-// replaces the ones that die (with a growing delay when they keep dying young), rolls new
-// workers in on SIGHUP one at a time, and drains everything on SIGTERM/SIGINT.
+// The primary never serves. It runs the start's steps (start.js), forks the workers and
+// supervises them: replaces the ones that die (with a growing delay when they keep dying young),
+// rolls new workers in on SIGHUP one at a time, and drains everything on SIGTERM/SIGINT.
 
 const cluster = require('node:cluster');
 const log = require('../log');
-const { loadConfig, workerCount } = require('../config/load');
-const { readModKeys } = require('../pipeline/scripting/mod-keys');
+const { workerCount } = require('../config/load');
+const { prepareStart } = require('./start');
 const { describeListenAddress, removeStaleSockets } = require('../config/listen-address');
 const { version } = require('../../package.json');
-const { ensureCertificate, startRenewalTimer } = require('../net/certificate');
+const { defaultDirectoriesNote } = require('../product');
+const { startRenewalTimer } = require('../net/certificate');
 const { Watchdog, beatInterval } = require('./watchdog');
 const { Rebalancer } = require('./rebalance');
 const { createPrimaryMetrics } = require('./metrics');
@@ -17,6 +18,11 @@ const { EXIT_CONFIG, startFailureStatus } = require('./exit-status');
 const { takeNotifySocket, notifyReady, notifyStatus } = require('./notify');
 const { serverSocketPath, startControlServer } = require('./control');
 const { HeldSockets, configuredKeys } = require('./held-sockets');
+const { takeStoredSockets, storeSockets, forgetSockets } = require('./fd-store');
+const { PRIMARY, createDispatcher, answerQuestion } = require('./messages');
+const { createRateCounter } = require('./rate-limits/counter');
+const { answerRateLimits } = require('./rate-limits/ipc');
+const { primaryCacheIndex, cachesAnything } = require('./proxy-cache-index');
 
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_CAP_MS = 15000;
@@ -48,18 +54,59 @@ class Supervisor {
         this.balance(worker, busy);
       },
     });
+    this.rateCounter = null; // the host's rate-limit counter (rate-limits/counter.js), made when a config has rateLimits
+    this.cacheIndex = null; // the proxy cache's index (proxy-cache-index.js), when a rule caches
     this.rebalancer = new Rebalancer({ intervalMs: () => beatInterval(this.config?.workerStallTimeout ?? 0) });
+    this.dispatch = createDispatcher(PRIMARY, this.messageHandlers(), log);
   }
 
-  readConfig() {
-    return readConfig(this.options);
+  // What the primary does with each message a worker sends (the table: process/messages.js).
+  messageHandlers() {
+    return {
+      'listening-socket': (message, handle) => this.heldSockets.keep(message, handle),
+      ready: (message, handle, worker) => worker.svr.starting?.ready(message),
+      fatal: (message, handle, worker) => worker.svr.starting?.fatal(message),
+      recycle: (message, handle, worker) => this.onRecycle(worker, message),
+      // The cluster's own "close" message travels before this one on the same ordered channel,
+      // so by now no new connection will be handed to this worker: it may exit once idle.
+      'stopped-accepting': (message, handle, worker) => {
+        if (worker.isConnected()) worker.send({ type: 'no-more-connections' });
+        worker.svr.stoppedAccepting?.();
+      },
+      heartbeat: (message, handle, worker) => this.watchdog.beat(worker, message),
+      metrics: (message, handle, worker) => this.metrics?.ingest(worker, message.report),
+      ask: (message, handle, worker) => answerQuestion(worker, message, this.answerers()),
+      'cache-stored': (message) => this.cacheIndex?.stored(message.file, message.bytes),
+      'cache-unlock': (message, handle, worker) => this.cacheIndex?.unlock(worker, message.folder),
+      'cache-forgotten': (message, handle, worker) => this.cacheIndex?.forgotten(worker, message.id),
+    };
+  }
+
+  // The questions a worker may ask (process/messages.js QUESTIONS), answered here.
+  answerers() {
+    const answerers = {
+      'rate-limit': (takes) => answerRateLimits(takes, this.rateCounterFor(this.config), this.pool.size),
+    };
+    if (this.metrics) answerers['metrics-text'] = () => this.metrics.render();
+    if (this.cacheIndex) {
+      answerers['cache-lock'] = (folder, worker) => this.cacheIndex.lock(worker, folder);
+      answerers['cache-purged'] = (folder) => this.cacheIndex.purged(folder);
+    }
+    return answerers;
+  }
+
+  // The start's steps (start.js), awaited before any worker forks: at start and at every reload.
+  async runStartSteps() {
+    const { config, errors, problem, warnings, infos } = await prepareStart(this.options);
+    for (const info of infos) log.info(info);
+    for (const warning of warnings) log.warn(warning);
+    return { config, errors, problem };
   }
 
   async start() {
     this.listenForSignals(); // before the first fork: a SIGHUP must never kill a starting server
     takeNotifySocket();
-    const { config, errors, problem, warnings = [] } = this.readConfig();
-    for (const warning of warnings) log.warn(warning);
+    const { config, errors, problem } = await this.runStartSteps();
     if (errors.length > 0) this.exitWithErrors(problem || 'the config is invalid', errors, EXIT_CONFIG);
     try {
       log.useFile(config.errorLog);
@@ -67,10 +114,21 @@ class Supervisor {
       this.exitWithErrors('cannot open the error log', [`errorLog: ${error.message}`], EXIT_CONFIG);
     }
     this.config = config;
+    const directories = defaultDirectoriesNote(config, this.options.configFile);
+    if (directories) log.info(directories);
     chooseSchedulingPolicy(config);
+    const stored = takeStoredSockets(); // a restart under systemd: the previous primary's sockets
+    for (const problem of stored.problems) log.warn(problem);
+    await forgetSockets([...this.heldSockets.adopt(stored.sockets), ...stored.unusable], log); // before a worker binds their ports
     removeStaleSockets(config, log);
     // Metrics (null when off): summed here from the workers' reports; set at start, a reload keeps them.
-    this.metrics = createPrimaryMetrics(config, { pool: () => this.pool });
+    this.metrics = createPrimaryMetrics(config, {
+      pool: () => this.pool,
+      rateLimits: () => this.rateCounter && this.rateCounter.status(),
+      proxyCache: () => this.cacheIndex && this.cacheIndex.status(),
+    });
+    if (hasRateLimits(config)) this.rateCounterFor(config); // Redis connects before the first request
+    this.cacheIndexFor(config);
     const count = workerCount(config);
     let listeners;
     try {
@@ -84,6 +142,7 @@ class Supervisor {
     this.started = true;
     const ready = banner(listeners, `${count} worker${count === 1 ? '' : 's'}, primary pid ${process.pid}`);
     log.info(ready);
+    await storeSockets(this.heldSockets.handles, log); // before READY: a restart may follow at once
     await notifyReady(ready, log);
     startRenewalTimer(() => this.config, () => this.reload('certificate renewal'));
     if (this.reloadQueued) this.runReload('SIGHUP received while starting');
@@ -126,12 +185,9 @@ class Supervisor {
       this.rebalancer.forget(worker);
     });
     const holdSockets = this.heldSockets.enabled();
-    if (holdSockets) {
-      this.heldSockets.watch(worker);
-      this.heldSockets.giveTo(worker); // before the config: the worker listens as soon as it has it
-    }
+    worker.on('message', (message, handle) => this.dispatch(message, handle, worker));
+    if (holdSockets) this.heldSockets.giveTo(worker); // before the config: the worker listens as soon as it has it
     worker.send({ type: 'config', config: this.config, configFile: this.options.configFile, disableMods: this.options.disableMods, holdSockets });
-    worker.on('message', (message) => this.onMessage(worker, message));
     this.watchdog.watch(worker);
     this.pool.add(worker);
     return worker;
@@ -155,27 +211,25 @@ class Supervisor {
   whenReady(worker) {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => fail(new Error(`worker ${worker.process.pid} did not start listening within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
-      const onMessage = (message) => {
-        if (message.type === 'ready') {
+      worker.svr.starting = {
+        ready(message) {
           cleanup();
           worker.svr.ready = true;
           log.info(`worker ${worker.process.pid} ready`);
           resolve(message.listeners);
-        } else if (message.type === 'fatal') {
-          fail(Object.assign(new Error(message.message), { code: message.code }));
-        }
+        },
+        fatal: (message) => fail(Object.assign(new Error(message.message), { code: message.code })),
       };
       const onExit = (code, signal) => fail(new Error(`worker ${worker.process.pid} exited during start-up (${describeExit(code, signal)})`));
       function cleanup() {
         clearTimeout(timer);
-        worker.off('message', onMessage);
+        worker.svr.starting = null;
         worker.off('exit', onExit);
       }
       function fail(error) {
         cleanup();
         reject(error);
       }
-      worker.on('message', onMessage);
       worker.once('exit', onExit);
     });
   }
@@ -183,6 +237,7 @@ class Supervisor {
   onExit(worker, code, signal) {
     this.pool.delete(worker);
     if (this.metrics) this.metrics.onWorkerExit(worker);
+    if (this.cacheIndex) this.cacheIndex.workerGone(worker); // its cache locks, so others stop waiting
     if (this.stopping) return this.exitWhenEmpty();
     if (!this.started) return; // start() reports it: a worker that cannot start is fatal
     if (worker.svr.retiring || worker.svr.abandoned) return;
@@ -203,12 +258,28 @@ class Supervisor {
 
   // A worker hit an uncaught exception: it keeps accepting until its replacement listens, then
   // is drained as in a reload (idle keep-alive connections get a grace, not a cut).
-  onMessage(worker, message) {
-    if (this.metrics) this.metrics.onWorkerMessage(worker, message);
-    if (message?.type === 'recycle') this.onRecycle(worker, message);
-    // The cluster's own "close" message travels before this one on the same ordered channel,
-    // so by now no new connection will be handed to this worker: it may exit once idle.
-    if (message?.type === 'stopped-accepting' && worker.isConnected()) worker.send({ type: 'no-more-connections' });
+  // One counter for the host, kept across reloads (the counts go on); a reload that changes
+  // rateLimitStore starts a new one, with empty counts.
+  rateCounterFor(config) {
+    const settings = JSON.stringify(config.rateLimitStore);
+    if (this.rateCounter && this.rateCounter.configured === settings) return this.rateCounter;
+    if (this.rateCounter) this.rateCounter.close();
+    this.rateCounter = Object.assign(createRateCounter(config.rateLimitStore, log), { configured: settings });
+    return this.rateCounter;
+  }
+
+  // The proxy cache's index (proxy-cache-index.js), made anew, with an emptied directory, when
+  // a config changes what it bounds.
+  cacheIndexFor(config) {
+    const settings = JSON.stringify([config.proxyCache, config.stateDirectory, cachesAnything(config)]);
+    if (this.cacheSettings === settings) return;
+    this.cacheSettings = settings;
+    try {
+      this.cacheIndex = primaryCacheIndex(config, log, () => this.alive);
+    } catch (error) {
+      this.cacheIndex = null;
+      log.error(`proxy cache: cannot prepare its directory: ${error.message}; nothing is cached`);
+    }
   }
 
   onRecycle(worker, message) {
@@ -283,7 +354,8 @@ class Supervisor {
   }
 
   async reloadOnce() {
-    const { config, errors } = this.readConfig();
+    const { config, errors } = await this.runStartSteps();
+    if (this.stopping) return { ok: false, message: 'svr is stopping' };
     if (errors.length === 0) return this.rollWorkers(config);
     const lines = ['reload failed, still serving with the previous config:', ...errors.map((error) => `  ${error}`)];
     for (const line of lines) log.error(line);
@@ -317,7 +389,10 @@ class Supervisor {
       await Promise.all(stopped);
       const message = `reload complete: ${old.length} worker(s) replaced by ${target} in ${Date.now() - startedAt} ms`;
       log.info(message);
-      this.heldSockets.keepOnly(configuredKeys(config));
+      await forgetSockets(this.heldSockets.keepOnly(configuredKeys(config)), log);
+      await storeSockets(this.heldSockets.handles, log);
+      if (hasRateLimits(config)) this.rateCounterFor(config);
+      this.cacheIndexFor(config);
       if (this.metrics) this.metrics.count('reloads');
       return { ok: true, message };
     } catch (error) {
@@ -338,15 +413,14 @@ class Supervisor {
   whenStoppedAccepting(worker) {
     if (worker.isDead()) return Promise.resolve();
     return new Promise((resolve) => {
-      const onMessage = (message) => { if (message?.type === 'stopped-accepting') done(); };
       const timer = setTimeout(() => done(), STOPPED_ACCEPTING_WAIT_MS);
       function done() {
         clearTimeout(timer);
-        worker.off('message', onMessage);
+        worker.svr.stoppedAccepting = null;
         worker.off('exit', done);
         resolve();
       }
-      worker.on('message', onMessage);
+      worker.svr.stoppedAccepting = done;
       worker.once('exit', done);
     });
   }
@@ -381,6 +455,10 @@ class Supervisor {
       for (const worker of this.alive) worker.process.kill('SIGKILL');
       process.exit(1);
     }
+    if (!this.config) { // still in the start's steps: no worker yet, nothing to drain
+      log.info(`${signal}: stopping before any worker started`);
+      process.exit(0);
+    }
     this.stopping = true;
     for (const resolve of this.reloadWaiters.splice(0)) resolve({ ok: false, message: 'svr is stopping' });
     this.heldSockets.closeAll();
@@ -396,35 +474,15 @@ class Supervisor {
   }
 }
 
-// The config file plus the command-line overrides, validated. The mods' configValidators (the
-// keys they may add to the config) are read first, in a short-lived child process: mod code never
-// runs in the primary. A mod that cannot load (or hangs while loading) stops the start or the
-// reload; with --disable-mods it is only a warning.
-// checkOnly (svr.js --check): validate the certificate files but generate nothing.
-function readConfig(options, { checkOnly = false } = {}) {
-  const mods = readModKeys(options.configFile);
-  if (!checkOnly) for (const info of mods.infos) log.info(info); // --check prints problems only
-  for (const warning of mods.warnings) log.warn(warning);
-  if (mods.errors.length > 0) {
-    if (!options.disableMods) return { errors: mods.errors, problem: 'cannot load the mods' };
-    for (const error of mods.errors) log.warn(`--disable-mods: ${error}`);
-  }
-  const { config, errors, warnings } = loadConfig(options.configFile, { extraValidators: mods.validators });
-  if (errors.length > 0) return { errors, warnings };
-  if (options.port !== undefined) config.port = options.port;
-  if (options.workers !== undefined) config.workers = options.workers;
-  // HTTPS: check the certificate files, or make/renew the self-signed one, before any
-  // worker (new ones on reload included) reads them.
-  const certificate = ensureCertificate(config, { configFile: options.configFile, log, checkOnly });
-  if (certificate.errors.length > 0) return { errors: certificate.errors, warnings };
-  return { config, errors, warnings };
-}
-
 // The one start-up line tests and users look for; it names what was really bound
 // ("http://[::]:80" is every interface, "http://127.0.0.1:8080" one address, "http+unix:/run/x.sock").
 function banner(listeners, detail) {
   const addresses = listeners.map(({ scheme, address }) => describeListenAddress(scheme, address)).join(' and ');
   return `svr ${version} listening on ${addresses} (${detail})`;
+}
+
+function hasRateLimits(config) {
+  return config.rateLimits.length > 0;
 }
 
 function describeExit(code, signal) {
@@ -447,4 +505,4 @@ function runPrimary(options) {
   return new Supervisor(options).start();
 }
 
-module.exports = { runPrimary, readConfig, banner };
+module.exports = { runPrimary, banner, Supervisor };

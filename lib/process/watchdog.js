@@ -63,19 +63,21 @@ class Watchdog {
   }
 
   watch(worker) {
-    const state = { lastBeatAt: 0, running: null, runningSince: 0, served: 0 };
-    this.watched.set(worker, state);
-    worker.on('message', (message) => {
-      if (message?.type !== 'heartbeat') return;
-      const now = Date.now();
-      state.lastBeatAt = now;
-      state.served = message.served;
-      state.running = message.running;
-      state.runningSince = message.running ? now - message.running.forMs : 0;
-      this.onHeartbeat(worker, message.served, message.busy);
-    });
+    this.watched.set(worker, { lastBeatAt: 0, running: null, runningSince: 0, served: 0 });
     worker.once('exit', () => this.watched.delete(worker));
     this.schedule();
+  }
+
+  // A worker's 'heartbeat' message (process/messages.js).
+  beat(worker, message) {
+    const state = this.watched.get(worker);
+    if (!state) return;
+    const now = Date.now();
+    state.lastBeatAt = now;
+    state.served = message.served;
+    state.running = message.running;
+    state.runningSince = message.running ? now - message.running.forMs : 0;
+    this.onHeartbeat(worker, message.served, message.busy);
   }
 
   // Re-armed at every check, so a reload's new timeout (and interval) applies at once.

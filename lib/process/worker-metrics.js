@@ -4,13 +4,8 @@
 // WorkerMetrics counts every request this worker answers (method, status class, body bytes,
 // duration) and sends the increments to whoever sums them (the primary over IPC, or the
 // in-process aggregator when single-threaded) once a second and when the worker exits.
-//
-// createInternalEndpoints(config, { isDraining, metrics }) -> match(req) -> answer(req, res) | null
-// The health path and (without its own port) the metrics path, answered before the pipeline,
-// never access-logged and never counted:
-//   health  200 "ok" while serving, 503 "draining" once the worker drains (stop, reload,
-//           recycle), so a load balancer moves traffic away while in-flight requests finish.
-//   metrics the Prometheus text, fetched from the primary (which holds the totals).
+// The health and metrics paths are a stage (pipeline/health-metrics.js); their answers are not
+// counted (req.svr.internal).
 
 const { BUCKETS } = require('./metrics');
 
@@ -34,11 +29,15 @@ class WorkerMetrics {
     this.bytes = 0;
     this.buckets = new Array(BUCKETS.length + 1).fill(0);
     this.sum = 0;
+    this.rateLimits = {}; // "rule\noutcome" -> count (pipeline/access/rate-limits.js sets req.svr.rateLimit)
+    this.cache = {}; // X-Cache status -> count (pipeline/proxy/cache/ sets req.svr.cache)
+    this.cacheBytes = 0; // body bytes answered from the proxy cache
   }
 
   observe(req, res) {
     const startedAt = process.hrtime.bigint();
     res.once('close', () => {
+      if (req.svr?.internal) return;
       const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
       const key = `${METHODS.has(req.method) ? req.method : 'OTHER'} ${Math.floor(res.statusCode / 100)}xx`;
       this.requests[key] = (this.requests[key] || 0) + 1;
@@ -47,13 +46,23 @@ class WorkerMetrics {
       while (i < BUCKETS.length && seconds > BUCKETS[i]) i++;
       this.buckets[i]++;
       this.sum += seconds;
+      const cached = req.svr && req.svr.cache;
+      if (cached) {
+        this.cache[cached] = (this.cache[cached] || 0) + 1;
+        if (cached === 'HIT' || cached === 'STALE' || cached === 'REVALIDATED') this.cacheBytes += bodyBytes(req, res);
+      }
+      const limited = req.svr && req.svr.rateLimit;
+      if (limited) {
+        const name = `${limited.rule}\n${limited.outcome}`;
+        this.rateLimits[name] = (this.rateLimits[name] || 0) + 1;
+      }
     });
   }
 
   // Sends what was counted since the last report (and the gauges), then starts afresh.
   flush(done) {
     const report = {
-      requests: this.requests, bytes: this.bytes, buckets: this.buckets, sum: this.sum,
+      requests: this.requests, bytes: this.bytes, buckets: this.buckets, sum: this.sum, rateLimits: this.rateLimits, cache: this.cache, cacheBytes: this.cacheBytes,
       connections: this.probes.connections(), upstreams: this.probes.upstreams(),
     };
     this.reset();
@@ -73,63 +82,18 @@ function bodyBytes(req, res) {
   return (req.svr && req.svr.bodyBytes) || 0;
 }
 
-// The sink for a cluster worker: reports and scrapes over IPC. sink.onFlushRequest is set by the
-// WorkerMetrics that uses it: the primary asks for fresh counts before it renders a scrape.
-function ipcSink() {
-  const pending = new Map();
-  let nextId = 1;
+// The sink for a cluster worker: reports over IPC, scrapes as the 'metrics-text' question
+// (process/messages.js). sink.onFlushRequest is set by the WorkerMetrics that uses it: the
+// worker's dispatcher calls it on the primary's 'metrics-flush', before it renders a scrape.
+function ipcSink(ask) {
   const sink = {};
-  process.on('message', (message) => {
-    if (message && message.type === 'metrics-flush' && sink.onFlushRequest) sink.onFlushRequest();
-    if (message && message.type === 'metrics-text' && pending.has(message.id)) {
-      pending.get(message.id)(message.text);
-      pending.delete(message.id);
-    }
-  });
   return Object.assign(sink, {
     report(report, done) {
       if (!process.connected) return done && done();
       return process.send({ type: 'metrics', report }, done && (() => done()));
     },
-    scrape() {
-      return new Promise((resolve, reject) => {
-        if (!process.connected) return reject(new Error('no primary'));
-        const id = nextId++;
-        const timer = setTimeout(() => { pending.delete(id); reject(new Error('the primary did not answer')); }, SCRAPE_TIMEOUT_MS);
-        pending.set(id, (text) => { clearTimeout(timer); resolve(text); });
-        return process.send({ type: 'metrics-scrape', id });
-      });
-    },
+    scrape: () => ask('metrics-text', null, { timeoutMs: SCRAPE_TIMEOUT_MS }),
   });
 }
 
-function createInternalEndpoints(config, { isDraining, metrics }) {
-  const routes = new Map();
-  if (config.health) routes.set(config.health.path, (req, res) => answerHealth(res, isDraining()));
-  const metricsHere = config.metrics && (config.metrics.port === null || config.metrics.port === undefined);
-  if (metricsHere && metrics) routes.set(config.metrics.path, (req, res) => answerMetrics(req, res, metrics));
-  if (routes.size === 0) return null;
-  return (req) => {
-    const url = req.url || '';
-    const query = url.indexOf('?');
-    return routes.get(query === -1 ? url : url.slice(0, query)) || null;
-  };
-}
-
-function answerHealth(res, draining) {
-  const headers = { 'content-type': 'text/plain', 'cache-control': 'no-store' };
-  res.writeHead(draining ? 503 : 200, headers);
-  res.end(draining ? 'draining\n' : 'ok\n');
-}
-
-function answerMetrics(req, res, metrics) {
-  metrics.scrape().then((text) => {
-    res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8', 'cache-control': 'no-store' });
-    res.end(req.method === 'HEAD' ? undefined : text);
-  }, (error) => {
-    res.writeHead(503, { 'content-type': 'text/plain' });
-    res.end(`metrics unavailable: ${error.message}\n`);
-  });
-}
-
-module.exports = { WorkerMetrics, ipcSink, createInternalEndpoints };
+module.exports = { WorkerMetrics, ipcSink };

@@ -8,14 +8,17 @@ const log = require('../log');
 const accessLog = require('../access-log');
 const { createPipeline } = require('../pipeline');
 const { createListeners } = require('../net/listeners');
-const { BARE_501 } = require('../http/headers');
+const { handleUpgrade } = require('../net/upgrade');
 const { throttledErrorLog } = require('../net/connection-limit');
 const { acceptedSocket } = require('../net/accepted-socket');
-const { WorkerMetrics, ipcSink, createInternalEndpoints } = require('./worker-metrics');
+const { WorkerMetrics, ipcSink } = require('./worker-metrics');
 const { installCrashHandlers, observeUserCode } = require('../request-context');
 const { startHeartbeat } = require('./watchdog');
 const { watchProgress, SAMPLE_MS } = require('./drain-progress');
 const { workerSockets } = require('./held-sockets');
+const { WORKER, createDispatcher, createAsker } = require('./messages');
+const { ipcRateLimiter } = require('./rate-limits/ipc');
+const { ipcCacheIndex, cachesAnything } = require('./proxy-cache-index');
 
 // Errors on listen that no restart can fix: the primary stops with the message instead of looping.
 const FATAL_LISTEN_ERRORS = {
@@ -26,15 +29,19 @@ const FATAL_LISTEN_ERRORS = {
 
 const DRAIN_SWEEP_MS = 50;
 const RECYCLE_IDLE_GRACE_MS = 1000; // as a reload: closing an idle socket races a request on its way
+// A connection accepted just before a drain has not sent its request yet, but it is on its way:
+// closing the connection then would drop it (a restart would reset a client the kernel already
+// accepted). Such a connection gets this long from its accept, whatever the drain's idle grace.
+const FIRST_REQUEST_GRACE_MS = 1000;
 const RECYCLE_WAIT_MS = 35000; // longer than the primary's wait for a replacement to be ready
 
 class Worker {
   constructor(config, configFile, hooks, options = {}) {
     this.config = config;
-    this.hooks = hooks; // { ready(addresses), fatal(code, message), recycle?(message) }
+    this.hooks = hooks; // { ready(addresses), fatal(code, message), recycle?(message), rateLimiter?, cacheIndex? }
     this.disableMods = options.disableMods === true;
     this.exitCode = 0;
-    this.sockets = new Map(); // socket -> { active, idleSince, h2 }
+    this.sockets = new Map(); // socket -> { active, idleSince, h2, used }
     this.draining = false;
     this.served = 0; // requests given to this worker; the primary's crash backoff reads it
     this.toShed = 0; // connections the primary asked this worker to close (process/rebalance.js)
@@ -43,60 +50,75 @@ class Worker {
     // hooks.metricsSink: where the request counts go (the primary), when metrics are on.
     this.metrics = hooks.metricsSink ? new WorkerMetrics(hooks.metricsSink, {
       connections: () => this.sockets.size,
-      upstreams: () => (this.pipeline.proxy ? this.pipeline.proxy.upstreamHealth() : []),
+      upstreams: () => (this.pipeline && this.pipeline.proxy ? this.pipeline.proxy.upstreamHealth() : []),
     }) : null;
-    this.build(config);
-    this.listeners = createListeners(config, {
-      site: (req, res) => this.onRequest(req, res, this.pipeline.handle),
-      httpsRedirect: (req, res) => this.onRequest(req, res, this.pipeline.httpsRedirect),
-      connect: (req, socket, head) => this.onConnect(req, socket, head),
-    });
+    this.pipeline = null;
+    this.listeners = [];
   }
 
-  // The per-config parts, built once; a single-threaded reload builds them again. The pipeline
-  // loads the mods and serverSideScript.js, so a mod that cannot load fails the start (or the
-  // reload) with its own message. The working directory is the web root, as SVR.JS documents
-  // for scripts and mods.
-  build(config) {
-    if (this.pipeline && this.pipeline.proxy) this.pipeline.proxy.close();
+  // A worker's start: build the pipeline and await what it prepares, then listen. A config it
+  // cannot serve is fatal (code ECONFIG unless the error says otherwise: EBADWWWROOT).
+  async start() {
+    try {
+      await this.build(this.config);
+      this.listeners = createListeners(this.config, {
+        site: (req, res) => this.onRequest(req, res, this.pipeline.handle),
+        httpsRedirect: (req, res) => this.onRequest(req, res, this.pipeline.httpsRedirect),
+        connect: (req, socket, head) => this.onConnect(req, socket, head),
+      });
+    } catch (error) {
+      this.hooks.fatal(error.code || 'ECONFIG', error.message);
+      return;
+    }
+    if (this.draining) return; // told to stop while it was preparing
+    await this.listen();
+  }
+
+  // The per-config parts, built once; a single-threaded reload builds them again (the old ones
+  // serve until the new ones are ready). The pipeline loads the mods and serverSideScript.js, so
+  // a mod that cannot load fails the start (or the reload) with its own message. The working
+  // directory is the web root, as SVR.JS documents for scripts and mods.
+  async build(config) {
     enterWebRoot(config.wwwroot);
-    this.pipeline = createPipeline(config, { log, configFile: this.configFile, disableMods: this.disableMods });
+    const pipeline = createPipeline(config, {
+      log,
+      configFile: this.configFile,
+      disableMods: this.disableMods,
+      isDraining: () => this.draining,
+      scrapeMetrics: this.metrics ? () => this.metrics.scrape() : null,
+      rateLimiter: this.hooks.rateLimiter,
+      cacheIndex: this.hooks.cacheIndex,
+    });
+    try {
+      await pipeline.prepare();
+    } catch (error) {
+      pipeline.close();
+      throw error;
+    }
+    if (this.pipeline) this.pipeline.close();
+    this.pipeline = pipeline;
     this.logRequest = accessLog.createAccessLog(config);
-    this.internal = createInternalEndpoints(config, { isDraining: () => this.draining, metrics: this.metrics });
   }
 
-  // CONNECT: the mods' proxy handlers, or a bare 501 (SVR.JS's answer without a proxy mod).
-  // Over HTTP/2 the server emits 'connect' with (request, response): an extended CONNECT (a
-  // WebSocket, RFC 8441) goes down the pipeline to the reverse proxy when there is one; else 501.
+  // CONNECT, on any listener, enters the site's stage list (pipeline/connect.js decides): over
+  // HTTP/2 the server emits 'connect' with (request, response); an HTTP/1 one gets a response
+  // made for its socket, as an Upgrade does.
   onConnect(req, socket, head) {
-    if (typeof socket.writeHead === 'function' && req.headers[':protocol'] && this.pipeline.proxy) {
-      return this.onRequest(req, socket, this.pipeline.handle);
-    }
-    if (typeof socket.writeHead === 'function') {
-      socket.writeHead(501);
-      socket.end();
-      return undefined;
-    }
-    if (this.pipeline.connect) return this.pipeline.connect(req, socket, head);
-    socket.on('error', () => {});
-    socket.end(BARE_501);
-    return undefined;
+    if (typeof socket.writeHead === 'function') return this.onRequest(req, socket, this.pipeline.handle);
+    return handleUpgrade(req, socket, head, (request, res) => this.onRequest(request, res, this.pipeline.handle));
   }
 
-  // handle: what answers the request (the site's pipeline, or the plain port's HTTPS redirect).
-  // The health and metrics paths are answered first, neither logged nor counted.
-  // An absolute-form request goes to the mods that take proxy requests, when there are any.
+  // handle: the stage list that answers the request (the site's, or the plain port's HTTPS
+  // redirect). Here: the access log, metrics, socket bookkeeping, Connection: close while draining.
   onRequest(req, res, handle) {
     this.served++;
-    const internal = this.internal && this.internal(req);
-    if (!internal) {
-      if (this.logRequest) this.logRequest(req, res);
-      if (this.metrics) this.metrics.observe(req, res);
-    }
+    if (this.logRequest) this.logRequest(req, res);
+    if (this.metrics) this.metrics.observe(req, res);
     // Sockets are tracked as accepted; over TLS req.socket is the TLS socket wrapping it.
     const state = this.sockets.get(acceptedSocket(req.socket));
     if (state) {
       state.active++;
+      state.used = true;
       if (req.httpVersionMajor >= 2) state.h2 = true;
       // Balancing sheds only a connection with no other request on it (pipelined ones would be cut).
       else if (this.toShed > 0 && state.active === 1 && this.mayShed()) res.setHeader('Connection', 'close');
@@ -104,10 +126,7 @@ class Worker {
     }
     // HTTP/2 has no Connection header: its sessions are sent a GOAWAY when the drain starts.
     if (this.draining && !res.headersSent && req.httpVersionMajor < 2) res.setHeader('Connection', 'close');
-    if (internal) return internal(req, res);
-    if (this.pipeline.proxyRequest && handle === this.pipeline.handle && isAbsoluteForm(req.url)) return this.pipeline.proxyRequest(req, res);
     handle(req, res);
-    return undefined;
   }
 
   // The HTTP/1 connections that carried a request within the last windowMs (the primary's
@@ -134,7 +153,7 @@ class Worker {
   }
 
   track(socket) {
-    this.sockets.set(socket, { active: 0, idleSince: Date.now(), h2: false });
+    this.sockets.set(socket, { active: 0, idleSince: Date.now(), h2: false, used: false });
     socket.once('close', () => this.sockets.delete(socket));
   }
 
@@ -221,7 +240,8 @@ class Worker {
   closeIdle(idleGraceMs) {
     const now = Date.now();
     for (const [socket, state] of this.sockets) {
-      if (state.active === 0 && now - state.idleSince >= idleGraceMs) socket.destroy();
+      const graceMs = state.used ? idleGraceMs : Math.max(idleGraceMs, FIRST_REQUEST_GRACE_MS);
+      if (state.active === 0 && now - state.idleSince >= graceMs) socket.destroy();
     }
     if (this.sockets.size === 0 && this.mayExit && this.onDrained) this.onDrained();
   }
@@ -256,10 +276,6 @@ class Worker {
   }
 }
 
-function isAbsoluteForm(target) {
-  return typeof target === 'string' && target !== '*' && !target.startsWith('/');
-}
-
 function enterWebRoot(wwwroot) {
   try {
     process.chdir(wwwroot);
@@ -278,12 +294,17 @@ function runClusterWorker() {
     process.send({ type: 'stopped-accepting' });
   });
   const sockets = workerSockets(); // the listening sockets the primary holds (held-sockets.js)
-  process.on('message', (message, handle) => {
-    if (sockets.take(message, handle)) {
-      // kept until this worker's config names its address
-    } else if (message.type === 'no-more-connections' && confirmNoMoreConnections) {
-      confirmNoMoreConnections();
-    } else if (message.type === 'config' && !worker) {
+  const asker = createAsker((message) => process.send(message), { connected: () => process.connected });
+  let metricsSink = null;
+  let cacheIndex = null;
+  const send = (message) => { if (process.connected) process.send(message); };
+  // What this worker does with each message the primary sends (the table: process/messages.js).
+  const dispatch = createDispatcher(WORKER, {
+    'held-socket': (message, handle) => sockets.take(message, handle), // kept until the config names its address
+    config: (message) => {
+      if (worker) return;
+      metricsSink = message.config.metrics ? ipcSink(asker.ask) : null;
+      cacheIndex = cachesAnything(message.config) ? ipcCacheIndex({ ask: asker.ask, send }) : null;
       worker = startWorker(message.config, message.configFile, {
         ready: (listeners) => process.send({ type: 'ready', listeners }),
         fatal: (code, text) => process.send({ type: 'fatal', code, message: text }, () => process.exit(1)),
@@ -291,20 +312,24 @@ function runClusterWorker() {
         stoppedAccepting,
         heldSocket: sockets.heldSocket,
         shareSocket: message.holdSockets ? sockets.shareSocket : undefined,
-        metricsSink: message.config.metrics ? ipcSink() : null,
+        metricsSink,
+        rateLimiter: message.config.rateLimits.length > 0 ? ipcRateLimiter(asker.ask, log) : null,
+        cacheIndex,
       }, { disableMods: message.disableMods });
       if (worker) {
         const send = (beat) => { if (process.connected) process.send(beat); };
         observeUserCode(startHeartbeat({ stallTimeoutMs: message.config.workerStallTimeout, send, served: () => worker.served, busyConnections: (windowMs) => worker.busyConnections(windowMs) }));
       }
-    } else if (message.type === 'shed-connections' && worker) {
-      worker.shedConnections(message.count, message.forMs);
-    } else if (message.type === 'reopen-logs') {
-      reopenLogs();
-    } else if (message.type === 'drain' && worker) {
-      worker.drain(message.idleGraceMs, message.timeoutMs, { transferTimeoutMs: message.transferTimeoutMs, delayMs: message.delayMs });
-    }
-  });
+    },
+    'shed-connections': (message) => worker?.shedConnections(message.count, message.forMs),
+    'reopen-logs': () => reopenLogs(),
+    drain: (message) => worker?.drain(message.idleGraceMs, message.timeoutMs, { transferTimeoutMs: message.transferTimeoutMs, delayMs: message.delayMs }),
+    'no-more-connections': () => { if (confirmNoMoreConnections) confirmNoMoreConnections(); },
+    'metrics-flush': () => metricsSink?.onFlushRequest?.(),
+    answer: (message) => asker.onAnswer(message),
+    'cache-forget': (message) => cacheIndex?.forgetMessage(message),
+  }, log);
+  process.on('message', dispatch);
   // The primary is gone (killed with -9, say): nobody supervises this worker any more.
   process.on('disconnect', () => {
     if (confirmNoMoreConnections) confirmNoMoreConnections(); // no primary, no more connections
@@ -334,17 +359,19 @@ function reopenLogs() {
   }
 }
 
+// The worker at once (it drains or recycles even while starting); its start goes on in the
+// background and ends in hooks.ready or hooks.fatal.
 function startWorker(config, configFile, hooks, options) {
   let worker;
   try {
     accessLog.useFile(config.accessLog);
     log.useFile(config.errorLog);
     worker = new Worker(config, configFile, hooks, options);
-  } catch (error) { // the pipeline refuses a config it cannot serve (bad wwwroot, say)
+  } catch (error) {
     hooks.fatal(error.code || 'ECONFIG', error.message);
     return null;
   }
-  worker.listen().catch((error) => hooks.fatal(error.code, error.message));
+  worker.start().catch((error) => hooks.fatal(error.code, error.message));
   return worker;
 }
 

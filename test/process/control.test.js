@@ -101,12 +101,13 @@ test('start-up failures no restart can fix exit 78 (refused config) or 69 (canno
   assert.match(UNIT, /^Restart=on-failure$/m, 'a crash still restarts');
 });
 
-test('readiness: systemd-notify --ready runs once every worker listens; workers do not inherit NOTIFY_SOCKET', async () => {
+test('readiness: the listening socket goes to the file descriptor store, then systemd-notify --ready runs once every worker listens; workers do not inherit NOTIFY_SOCKET', async () => {
   const dir = makeTempDir();
   const record = path.join(dir, 'notified');
   // A stand-in for systemd's systemd-notify: records its arguments and the socket it was given.
   fs.mkdirSync(path.join(dir, 'bin'));
-  fs.writeFileSync(path.join(dir, 'bin', 'systemd-notify'), `#!/bin/sh\necho "$NOTIFY_SOCKET $*" >> '${record}'\n`, { mode: 0o755 });
+  // What it was given as descriptor 3 is recorded too (the file descriptor store's socket).
+  fs.writeFileSync(path.join(dir, 'bin', 'systemd-notify'), `#!/bin/sh\nfd3=\ncase "$1" in --fd=3) fd3=$(readlink /proc/$$/fd/3) ;; esac\necho "$NOTIFY_SOCKET $*\${fd3:+ (3: $fd3)}" >> '${record}'\n`, { mode: 0o755 });
   const script = 'if (req.url === "/env") { disableEndElseCallbackExecute = true; res.end(String(process.env.NOTIFY_SOCKET)); }';
   const server = await startServer({
     files: { 'serverSideScript.js': script },
@@ -117,9 +118,11 @@ test('readiness: systemd-notify --ready runs once every worker listens; workers 
     await server.waitForLog(/listening on /);
     const ready = () => fs.existsSync(record) && fs.readFileSync(record, 'utf8');
     // The banner is logged just before systemd-notify runs: poll the record it writes.
-    for (const deadline = Date.now() + 10000; !ready() && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 20));
+    for (const deadline = Date.now() + 10000; !/--ready/.test(ready()) && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 20));
     const lines = ready().trim().split('\n');
-    assert.match(lines[0], /^\/run\/fake-notify --ready --status=svr \S+ listening on http:\/\/\S+ \(2 workers, primary pid \d+\)$/);
+    assert.equal(lines.length, 2, lines.join('\n'));
+    assert.match(lines[0], new RegExp(`^/run/fake-notify --fd=3 --fdname=svr-listen-\\*_${server.port} FDSTORE=1 \\(3: socket:\\[\\d+\\]\\)$`));
+    assert.match(lines[1], /^\/run\/fake-notify --ready --status=svr \S+ listening on http:\/\/\S+ \(2 workers, primary pid \d+\)$/);
     assert.equal((await request(`${server.url}/env`)).text, 'undefined', 'user code in a worker does not see NOTIFY_SOCKET');
   } finally {
     await server.stop();

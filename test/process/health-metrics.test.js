@@ -14,9 +14,9 @@ function metricValue(text, name) {
   return line === undefined ? undefined : Number(line.slice(name.length + 1));
 }
 
-test('metrics on the site port: counts by method and status, bytes, histogram, survive a killed worker', async (t) => {
+test('metrics on the site port (onSitePort): counts by method and status, bytes, histogram, survive a killed worker', async (t) => {
   const server = await startServer({
-    config: { workers: 2, health: { path: '/healthz' }, metrics: { path: '/metrics' } },
+    config: { workers: 2, health: { path: '/healthz' }, metrics: { path: '/metrics', onSitePort: true } },
     files: { 'index.html': 'x'.repeat(100) },
   });
   t.after(() => server.stop());

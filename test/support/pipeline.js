@@ -16,10 +16,9 @@
 // only while it is built.
 // plainPortOfHttps: serve what the plain port of an HTTPS site serves (the redirect stage list)
 // instead of the site.
-// Forward-proxy mods: an absolute-form request goes to pipeline.proxyRequest and a CONNECT to
-// pipeline.connect when a mod takes them, as process/worker.js routes them (not with asWorker).
-// Without such a mod a CONNECT is left to Node here (the connection closes): the worker's bare 501
-// needs startServer.
+// A CONNECT enters the stage list with a response made for its socket, as process/worker.js
+// does it (not with asWorker); absolute-form requests and the health path are stages.
+// scrapeMetrics: what the metrics path answers (metrics.onSitePort), instead of the primary's totals.
 // asWorker: listen as a worker does instead: lib/net/listeners.js createListeners builds the servers
 // from the config (the plain one, or the plain port's HTTPS redirect; the HTTPS or HTTP/2 one with
 // its TLS context, SNI, HSTS and HTTP/2 settings; PROXY protocol; the connection limit; silent
@@ -28,23 +27,25 @@
 // What lib/log writes while such a site runs (net/'s own lines, and the certificate check of the
 // config reading) goes to site.stderr() as well, as "<time> LEVEL primary: message" lines, instead
 // of the test's stderr: lib/log is one per process, so every asWorker site running sees them.
-// Not there: what process/worker.js adds around the pipeline (the health and metrics paths,
-// absolute-form requests to proxy mods, CONNECT, draining, socket bookkeeping); keep such tests on
-// startServer.
-// The config goes through the same reading as a real start (process/primary.js readConfig: the
-// mods' configValidators, the schema and its defaults, paths, the certificate; loadConfig alone
-// when there are no mods and no HTTPS); a config a real start refuses rejects with its messages. Stage code that throws outside a request (a timer in a script)
-// would take the test process down: keep such tests on startServer.
+// Not there: what process/worker.js adds around the pipeline (draining, socket bookkeeping, the
+// primary's metrics totals); keep such tests on startServer.
+// The config goes through the same steps as a real start (process/start.js prepareStart: the
+// mods' configValidators, the schema and its defaults, paths, the certificate, the pipeline's
+// compilers; loadConfig alone when there are no mods and no HTTPS); a config a real start refuses
+// rejects with its messages. The pipeline is prepared (pipeline.prepare()) as a worker's is.
+// Stage code that throws outside a request (a timer in a script) would take the test process
+// down: keep such tests on startServer.
 
 const fs = require('node:fs');
 const http = require('node:http');
 const path = require('node:path');
 const { makeTempDir, writeFiles, LineWatcher } = require('./helpers');
-const { readConfig } = require('../../lib/process/primary');
+const { prepareStart } = require('../../lib/process/start');
 const { loadConfig } = require('../../lib/config/load');
 const { createPipeline } = require('../../lib/pipeline');
 const { createAccessLog } = require('../../lib/access-log');
 const { serverOptions, applyTimeouts, createListeners } = require('../../lib/net/listeners');
+const { handleUpgrade } = require('../../lib/net/upgrade');
 
 function collectingLog(watcher) {
   const add = (level) => (message) => watcher.add(`${level} ${message}`);
@@ -55,12 +56,12 @@ function collectingLog(watcher) {
 // reads it (mods' configValidators, schema defaults, paths resolved). Throws on errors.
 // Without a modsDirectory, a start would read svr's own mods/ (no mod in a checkout) in a child
 // process; the schema check alone gives the same config without that process.
-function completeConfig(dir, config, { disableMods = false } = {}) {
+async function completeConfig(dir, config, { disableMods = false } = {}) {
   const configFile = path.join(dir, 'svr-config.json');
   fs.writeFileSync(configFile, JSON.stringify(config, null, 2));
   const read = config.modsDirectory === undefined && !config.secure
     ? loadConfig(configFile)
-    : readConfig({ configFile, disableMods });
+    : await prepareStart({ configFile, disableMods });
   const { config: complete, errors } = read;
   if (errors.length) throw new Error(errors.join('\n'));
   return { config: complete, configFile };
@@ -87,10 +88,6 @@ function listen(server, port) {
       resolve(server.address().port);
     });
   });
-}
-
-function isAbsoluteForm(target) {
-  return target !== '*' && !target.startsWith('/');
 }
 
 // lib/log's lines (its format: "<ISO time> LEVEL role: message") go to the stderr watchers of the
@@ -132,7 +129,7 @@ async function listenAsWorker(complete, raw, handlers) {
   return listeners.map(({ server }) => server);
 }
 
-async function startPipeline({ config = {}, files = {}, mods = null, disableMods = false, env = {}, plainPortOfHttps = false, asWorker = false } = {}) {
+async function startPipeline({ config = {}, files = {}, mods = null, disableMods = false, env = {}, plainPortOfHttps = false, asWorker = false, scrapeMetrics } = {}) {
   const dir = makeTempDir('svr-pipeline-');
   const root = path.join(dir, 'web');
   fs.mkdirSync(root);
@@ -162,13 +159,12 @@ async function startPipeline({ config = {}, files = {}, mods = null, disableMods
   });
   try {
     const raw = { wwwroot: 'web', workers: 1, ...config };
-    const { config: complete, configFile } = completeConfig(dir, raw, { disableMods });
+    const { config: complete, configFile } = await completeConfig(dir, raw, { disableMods });
     // The ports are known once listening; the config names them, as a started server's does.
     // The pipeline is built after (the HTTPS redirect names sport); handlers reach it through `site`.
     let site = null;
     const answer = (handle) => (req, res) => {
       if (site.logRequest) site.logRequest(req, res);
-      if (handle === 'handle' && !asWorker && site.pipeline.proxyRequest && isAbsoluteForm(req.url)) return site.pipeline.proxyRequest(req, res);
       return site.pipeline[handle](req, res);
     };
     if (asWorker) {
@@ -184,9 +180,10 @@ async function startPipeline({ config = {}, files = {}, mods = null, disableMods
     for (const server of servers) server.on('connection', (socket) => { sockets.add(socket); socket.once('close', () => sockets.delete(socket)); });
     const { port, sport } = complete;
     fs.writeFileSync(configFile, JSON.stringify({ ...raw, port, ...(asWorker && complete.secure ? { sport } : {}) }, null, 2));
-    const pipeline = withEnv(env, () => createPipeline(complete, { log: collectingLog(stderr), configFile, disableMods }));
+    const pipeline = withEnv(env, () => createPipeline(complete, { log: collectingLog(stderr), configFile, disableMods, scrapeMetrics }));
+    await pipeline.prepare();
     site = { pipeline, logRequest: createAccessLog(complete, { write: (line) => stdout.add(line) }) };
-    if (pipeline.connect && !asWorker && !plainPortOfHttps) servers[0].on('connect', pipeline.connect);
+    if (!asWorker && !plainPortOfHttps) servers[0].on('connect', (req, socket, head) => handleUpgrade(req, socket, head, answer('handle')));
     return {
       url: `http://127.0.0.1:${port}`, port, root, dir, configFile, pipeline, config: complete,
       ...(asWorker && complete.secure ? { sport, httpsUrl: `https://localhost:${sport}` } : {}),

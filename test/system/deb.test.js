@@ -56,6 +56,7 @@ const skipDeb = !has('dpkg-deb') ? 'needs dpkg-deb (Debian)' : !has('npm') ? 'ne
 let out;
 let deb;
 let extracted;
+let buildLog;
 
 before(() => {
   if (skipDeb) return;
@@ -68,6 +69,7 @@ before(() => {
   const r = run(path.join(ROOT, 'scripts/build-deb.sh'), ['--out', out], { env });
   assert.equal(r.code, 0, `scripts/build-deb.sh failed:\n${r.stderr}`);
   deb = r.stdout.trim();
+  buildLog = r.stderr;
   extracted = path.join(out, 'x');
   assert.equal(run('dpkg-deb', ['-x', deb, extracted]).code, 0);
 });
@@ -126,6 +128,20 @@ test('the production dependencies are bundled at their locked versions, without 
   const copyright = fs.readFileSync(x('usr/share/doc/svr/copyright'), 'utf8');
   assert.match(copyright, /Copyright: the svr authors/);
   for (const dep of Object.keys(pkg.dependencies)) assert.match(copyright, new RegExp(`^  ${dep} \\S+: `, 'm'), `${dep} in copyright`);
+});
+
+test('the build prints the package\'s size and installed size; docs/debian-package.md gives the installed size it prints', { skip: skipDeb }, () => {
+  const m = /^build-deb: built (\S+): (\d+) KiB, (\d+) KiB installed$/m.exec(buildLog);
+  assert.ok(m, buildLog);
+  assert.equal(m[1], deb);
+  assert.equal(Number(m[2]), Math.floor(fs.statSync(deb).size / 1024), 'the size of the file');
+  assert.equal(Number(m[3]), Number(field('Installed-Size')), 'the control file\'s Installed-Size');
+  // The installed size does not depend on the compression level this test builds with.
+  const docs = fs.readFileSync(path.join(ROOT, 'docs/debian-package.md'), 'utf8');
+  const said = /about [\d.]+ MiB \(([\d.]+) MiB installed/.exec(docs);
+  assert.ok(said, 'docs/debian-package.md gives the sizes');
+  const installedMB = Number(m[3]) / 1024;
+  assert.ok(Math.abs(Number(said[1]) - installedMB) <= 0.5, `docs say ${said[1]} MiB installed, the build ${installedMB.toFixed(1)} MiB`);
 });
 
 test('build-deb.sh refuses a version dpkg would read as having a Debian revision', { skip: skipDeb }, () => {

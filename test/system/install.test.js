@@ -78,6 +78,21 @@ test('a staged install puts code, command, unit, config, site and state in place
   assert.equal(read('etc/logrotate.d/svr'), fs.readFileSync(path.join(ROOT, 'systemd/svr.logrotate'), 'utf8'), 'the logrotate config');
 });
 
+// The installed config is root:svr 640: an admin's `svr check` needs sudo.
+test('install.sh\'s next steps and the service docs check the installed config with sudo', () => {
+  const r = install();
+  assert.equal(r.code, 0, r.out);
+  assert.match(r.out, /^ +sudo svr check +/m);
+  assert.doesNotMatch(r.out, /^ +svr (--check|check)\b/m);
+  const operations = fs.readFileSync(path.join(ROOT, 'docs/operations.md'), 'utf8');
+  const steps = /### Edit, check, apply\n+```\n([\s\S]*?)```/.exec(operations)[1];
+  assert.match(steps, /^sudo svr check /m);
+  assert.doesNotMatch(steps, /^svr /m);
+  const deb = fs.readFileSync(path.join(ROOT, 'docs/debian-package.md'), 'utf8');
+  assert.match(deb, /`sudo svr check`/);
+  assert.doesNotMatch(deb, /`svr --check`/);
+});
+
 test('only production dependencies are installed, every one of them', () => {
   const lock = JSON.parse(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8'));
   const prod = Object.entries(lock.packages).filter(([k, e]) => k && !e.dev && !e.devOptional);
@@ -105,19 +120,56 @@ test('the installed config listens on port 80, serves /var/www/svr and points $s
   }
 });
 
-test('a second run keeps the edited config, the site and added mods, and writes no .new', () => {
+test('a second run keeps the edited config and the site, writes no .new, and moves mods an older install kept in /usr/lib/svr/mods to /etc/svr/mods, once', () => {
   const edited = read('etc/svr-config.json').replace('"port": 80', '"port": 8081');
   fs.writeFileSync(p('etc/svr-config.json'), edited);
   fs.writeFileSync(p('var/www/svr/index.html'), 'my site');
-  fs.writeFileSync(p('usr/lib/svr/mods/my-mod.js'), 'module.exports = {};');
+  fs.writeFileSync(p('usr/lib/svr/mods/my-mod.js'), 'module.exports = {};'); // where an older install kept it
   fs.writeFileSync(p('usr/lib/svr/stale-file-from-an-old-version.js'), '');
-  const r = install();
+  let r = install();
   assert.equal(r.code, 0, r.out);
   assert.equal(read('etc/svr-config.json'), edited, 'config kept');
   assert.ok(!fs.existsSync(p('etc/svr-config.json.new')), 'no .new when the default did not change');
   assert.equal(read('var/www/svr/index.html'), 'my site', 'site kept');
-  assert.equal(read('usr/lib/svr/mods/my-mod.js'), 'module.exports = {};', 'mod kept');
+  assert.match(r.out, /moved your mod my-mod\.js from \/usr\/lib\/svr\/mods to \/etc\/svr\/mods/);
+  assert.equal(read('etc/svr/mods/my-mod.js'), 'module.exports = {};', 'the mod is in /etc/svr/mods');
+  assert.deepEqual(fs.readdirSync(p('usr/lib/svr/mods')), ['README.md'], 'package space holds only svr\'s README');
   assert.ok(!fs.existsSync(p('usr/lib/svr/stale-file-from-an-old-version.js')), 'the code is replaced whole');
+  r = install();
+  assert.equal(r.code, 0, r.out);
+  assert.doesNotMatch(r.out, /moved your mod/, 'migrated once');
+  assert.equal(read('etc/svr/mods/my-mod.js'), 'module.exports = {};', 'and kept by the next upgrade');
+});
+
+test('the unit and the command take mods from /etc/svr/mods (ConfigurationDirectory=svr)', () => {
+  assert.match(read('usr/lib/systemd/system/svr.service'), /^ConfigurationDirectory=svr$/m);
+  assert.match(read('usr/bin/svr'), /^CONFIGURATION_DIRECTORY=\/etc\/svr$/m);
+  assert.equal(fs.statSync(p('etc/svr/mods')).mode & 0o777, 0o755);
+});
+
+test('no node_modules and no npm (Debian 13\'s nodejs): install.sh says how to go on', () => {
+  const src = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-install-nonpm-'));
+  const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-install-bin-'));
+  const staged = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-install-staged-'));
+  try {
+    const copy = spawnSync('sh', ['-c', 'tar -C "$0" --exclude=./.git --exclude=./node_modules --exclude=./test -cf - . | tar -C "$1" -xf -', ROOT, src]);
+    assert.equal(copy.status, 0, String(copy.stderr));
+    // Every command of /usr/bin and /bin but npm.
+    for (const dir of ['/usr/bin', '/bin', path.dirname(process.execPath)]) {
+      for (const name of fs.readdirSync(dir)) {
+        if (name === 'npm' || name === 'npx' || fs.existsSync(path.join(bin, name))) continue;
+        fs.symlinkSync(path.join(dir, name), path.join(bin, name));
+      }
+    }
+    const r = spawnSync(path.join(src, 'install.sh'), ['--destdir', staged], { encoding: 'utf8', env: { ...process.env, PATH: bin }, timeout: 120000 });
+    const out = r.stdout + r.stderr;
+    assert.equal(r.status, 1, out);
+    assert.match(out, /there is no npm to run 'npm ci --omit=dev'/);
+    assert.match(out, /sudo apt-get install npm +then run this again/);
+    assert.match(out, /sudo apt-get install \.\/svr_\*\.deb/);
+  } finally {
+    for (const dir of [src, bin, staged]) fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('when the shipped default changed since the last install, it goes to /etc/svr-config.json.new', () => {
@@ -146,12 +198,16 @@ test('install.sh --node PATH: the command and the unit run that node', () => {
   }
 });
 
-test('uninstall.sh removes code, command and unit, keeps config, site and state', () => {
+test('uninstall.sh removes code, command and unit, keeps config, mods, site, state and logs, and says so', () => {
+  fs.mkdirSync(p('var/log/svr'), { recursive: true }); // made by the unit's LogsDirectory=
+  fs.writeFileSync(p('var/log/svr/access.log'), 'a line\n');
   const r = sh('scripts/uninstall.sh', ['--destdir', dest]);
   assert.equal(r.code, 0, r.out);
   for (const f of ['usr/lib/svr', 'usr/bin/svr', 'usr/lib/systemd/system/svr.service']) assert.ok(!fs.existsSync(p(f)), `${f} removed`);
-  for (const f of ['etc/svr-config.json', 'var/www/svr/index.html', 'var/lib/svr']) assert.ok(fs.existsSync(p(f)), `${f} kept`);
-  assert.match(r.out, /--purge/);
+  for (const f of ['etc/svr-config.json', 'etc/svr/mods/my-mod.js', 'var/www/svr/index.html', 'var/lib/svr', 'var/log/svr/access.log', 'etc/logrotate.d/svr']) {
+    assert.ok(fs.existsSync(p(f)), `${f} kept`);
+  }
+  assert.match(r.out, /^Kept: \/etc\/svr-config\.json, \/etc\/svr\/mods, \/var\/lib\/svr, \/var\/log\/svr, \/etc\/logrotate\.d\/svr, the user svr \(remove them with --purge\)\.$/m);
   assert.match(r.out, /Kept the site \/var\/www\/svr \(remove it with --remove-site\)/);
 });
 
@@ -159,7 +215,7 @@ test('uninstall.sh --purge removes config and state but never the site; only --r
   fs.writeFileSync(p('var/www/svr/serverSideScript.js'), '// my script');
   let r = sh('scripts/uninstall.sh', ['--destdir', dest, '--purge']);
   assert.equal(r.code, 0, r.out);
-  for (const f of ['etc/svr-config.json', 'etc/svr-config.json.new', 'var/lib/svr']) assert.ok(!fs.existsSync(p(f)), `${f} purged`);
+  for (const f of ['etc/svr-config.json', 'etc/svr-config.json.new', 'etc/svr', 'var/lib/svr', 'var/log/svr', 'etc/logrotate.d/svr']) assert.ok(!fs.existsSync(p(f)), `${f} purged`);
   assert.equal(read('var/www/svr/index.html'), 'my site', 'the site survives --purge');
   assert.equal(read('var/www/svr/serverSideScript.js'), '// my script');
   assert.match(r.out, /remove it with --remove-site/);

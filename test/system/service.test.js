@@ -256,7 +256,7 @@ Mod.prototype.callback = function (req, res, serverconsole, responseEnd, href, e
 };
 module.exports = Mod;
 EOF
-echo '{"name":"legacy-guest","version":"1.0.0"}' > mod.info && tar czf /usr/lib/svr/mods/legacy-guest.tar.gz index.js mod.info && cd / && rm -rf /tmp/legacy-mod
+echo '{"name":"legacy-guest","version":"1.0.0"}' > mod.info && tar czf /etc/svr/mods/legacy-guest.tar.gz index.js mod.info && cd / && rm -rf /tmp/legacy-mod
 printf '<p>{content}</p>' > /var/www/svr/.template
 cat > /var/www/svr/serverSideScript.js <<'EOF'
 disableEndElseCallbackExecute = true;
@@ -284,7 +284,7 @@ EOF`);
       assert.ok(/legacy-guest\/1\.0\.0 \(legacy\)/.test(await journal()), 'the journal names the legacy mod');
       assert.equal((await get('/')).status, 200, 'other requests still reach the static files');
     } finally {
-      await g.sh('rm -f /usr/lib/svr/mods/legacy-guest.tar.gz /var/www/svr/.template && mv /root/serverSideScript.js.kept /var/www/svr/serverSideScript.js');
+      await g.sh('rm -f /etc/svr/mods/legacy-guest.tar.gz /var/www/svr/.template && mv /root/serverSideScript.js.kept /var/www/svr/serverSideScript.js');
       await restart();
     }
   });
@@ -399,7 +399,8 @@ EOF`);
       assert.notEqual(r.code, 0, 'systemctl start svr fails with port 80 taken');
       const state = await unitState();
       // "failed", not "activating/auto-restart": systemd has no restart scheduled.
-      assert.deepEqual(state, { ActiveState: 'failed', SubState: 'failed', Result: 'exit-code', ExecMainStatus: '69', NRestarts: '0' });
+      const tail = (await g.exec('journalctl -u svr --no-pager -o cat -n 15')).stdout;
+      assert.deepEqual(state, { ActiveState: 'failed', SubState: 'failed', Result: 'exit-code', ExecMainStatus: '69', NRestarts: '0' }, tail);
       assert.match(await journal(), /port 80 is already in use/);
     } finally {
       squatter.stdin.end();
@@ -422,6 +423,35 @@ EOF`);
     await writeConfig(original);
     await restart();
     assert.equal(await isActive(), 'active');
+  });
+
+  // `svr check` compiles the script as a worker does (the check before a restart), and the unit's
+  // ExecReload= runs it before asking the primary.
+  test('a serverSideScript.js with a syntax error: svr check fails, reload keeps the old workers serving, restart says why', async () => {
+    await g.sh('cp -p /var/www/svr/serverSideScript.js /root/serverSideScript.js.good');
+    await g.sh(`printf 'if (req.url === "/x") {\n  res.end("x"\n}\n' > /var/www/svr/serverSideScript.js`);
+    try {
+      const check = await g.exec('svr check');
+      assert.equal(check.code, 1, `svr check fails on the broken script\n${check.stdout}${check.stderr}`);
+      assert.match(check.stderr, /serverSideScript\.js:2\b/, 'with the file and line');
+      const main = await mainPid();
+      const workers = await workerPids(main);
+      const reload = await reloadSvr();
+      assert.notEqual(reload.code, 0, `systemctl reload svr fails\n${reload.output}`);
+      assert.match(reload.status, /serverSideScript\.js:2/, `systemctl status says why:\n${reload.status}`);
+      assert.deepEqual(await workerPids(main), workers, 'the old workers keep serving');
+      assert.equal((await get('/')).status, 200);
+      assert.equal((await get('/from-script')).body, 'from script', 'with the old script');
+      const restart = await g.exec('systemctl restart svr');
+      assert.notEqual(restart.code, 0, 'systemctl restart svr fails');
+      assert.deepEqual(await unitState(), { ActiveState: 'failed', SubState: 'failed', Result: 'exit-code', ExecMainStatus: '78', NRestarts: '0' },
+        'refused at start (exit 78), not restarted');
+      const status = (await g.exec('systemctl status svr --no-pager -l -n 20')).stdout;
+      assert.match(status, /SyntaxError.*serverSideScript\.js:2/, `systemctl status says why:\n${status}`);
+    } finally {
+      await g.sh('mv /root/serverSideScript.js.good /var/www/svr/serverSideScript.js');
+      await restart();
+    }
   });
 
   test('kill -9 of the main process: systemd brings svr back', async () => {
@@ -486,23 +516,43 @@ EOF`);
     assert.match(ro.stderr, /Read-only file system/);
   });
 
-  test('./install.sh again upgrades, keeps the edited config and site, restarts the running service', async () => {
+  // The listening socket waits in systemd's file descriptor store while the service restarts
+  // (lib/process/fd-store.js); the unit has no start limit, so restarts in quick succession are fine.
+  test('./install.sh again (an upgrade), then five quick restarts, under load: 0 refused, 0 failed; config and site kept', async (t) => {
     const configBefore = await g.sh('cat /etc/svr-config.json');
     const main = await mainPid();
-    await resetStartLimit();
-    const out = await g.sh('cd /src && ./install.sh 2>&1');
+    // A mod where older installs kept admin mods: the upgrade moves it to /etc/svr/mods.
+    await g.sh(`cat > /usr/lib/svr/mods/05-mine.js <<'EOF'
+module.exports = (req, res, log, config, next) => { res.setHeader('X-Mine', 'kept'); next(); };
+EOF`);
+    let out;
+    const line = await underLoad('http://127.0.0.1/', async () => {
+      out = await g.sh('cd /src && ./install.sh 2>&1');
+      assert.notEqual(await mainPid(), main, 'install.sh restarted the service');
+      // A configuration-management run: restart after restart, no reset-failed in between; with
+      // install.sh's, six starts, one more than systemd's default start limit (5 in 10 s) allows.
+      await g.sh('for i in 1 2 3 4 5; do systemctl restart svr || exit 1; done');
+      assert.equal(await isActive(), 'active', 'no start limit left the service failed');
+    });
+    t.diagnostic(`requests across install.sh and five restarts: ${line}`);
+    const summary = JSON.parse(line);
+    assert.ok(summary.ok > 0, `requests went through: ${line}`);
+    assert.deepEqual(summary.codes, {}, `no connection refused, no request failed: ${line}`);
+    assert.equal(summary.failed, 0);
+    assert.match(out, /service: restarted/, out);
+    assert.match(out, /moved your mod 05-mine\.js from \/usr\/lib\/svr\/mods to \/etc\/svr\/mods/, out);
+    assert.equal((await get('/')).headers['x-mine'], 'kept', 'the moved mod runs from /etc/svr/mods');
+    assert.equal((await g.exec('svr check')).code, 0, 'svr check loads it too');
     assert.equal(await g.sh('cat /etc/svr-config.json'), configBefore, 'the edited config is kept');
     assert.equal((await g.exec('test -e /etc/svr-config.json.new')).code, 1, 'no .new: the default did not change');
     await g.sh('test -f /var/www/svr/serverSideScript.js && test -f /var/www/svr/sub/listed-file.txt');
-    assert.match(out, /restarted/, out);
-    await waitHttp();
-    assert.notEqual(await mainPid(), main, 'the service was restarted');
-    assert.equal(await isActive(), 'active');
   });
 
-  test('scripts/uninstall.sh removes the service, code and command, keeps config and site', async () => {
+  test('scripts/uninstall.sh removes the service, code and command, keeps config, mods, logs and site, and says so', async () => {
     const configBefore = await g.sh('cat /etc/svr-config.json');
-    await g.sh('cd /src && scripts/uninstall.sh 2>&1');
+    const out = await g.sh('cd /src && scripts/uninstall.sh 2>&1');
+    assert.match(out, /^Kept: .*\/etc\/svr\/mods, .*\/var\/log\/svr, \/etc\/logrotate\.d\/svr, the user svr/m, out);
+    await g.sh('test -f /etc/svr/mods/05-mine.js && test -d /var/log/svr && test -f /etc/logrotate.d/svr');
     assert.notEqual((await g.exec('systemctl cat svr')).code, 0, 'the unit is gone');
     assert.notEqual(await isActive(), 'active');
     assert.equal((await g.exec('test -e /usr/lib/svr || test -e /usr/bin/svr')).code, 1, 'code and command removed');
@@ -514,7 +564,7 @@ EOF`);
   test('scripts/uninstall.sh --purge removes the config, state and user, keeps the site', async () => {
     const out = await g.sh('cd /src && scripts/uninstall.sh --purge 2>&1');
     assert.match(out, /remove it with --remove-site/, out);
-    for (const p of ['/etc/svr-config.json', '/var/lib/svr']) assert.equal(await exists(p), false, `${p} removed`);
+    for (const p of ['/etc/svr-config.json', '/etc/svr', '/var/lib/svr', '/var/log/svr', '/etc/logrotate.d/svr']) assert.equal(await exists(p), false, `${p} removed`);
     assert.notEqual((await g.exec('getent passwd svr')).code, 0, 'the user svr is removed');
     await g.sh('test -f /var/www/svr/index.html && test -f /var/www/svr/serverSideScript.js');
   });
@@ -584,6 +634,8 @@ describe('the Debian package in a booted guest: install, edit, reload, upgrade, 
     assert.match(pw[6], /nologin/, 'svr has no login shell');
     assert.equal(await exists(pw[5]), false, `svr has no home (${pw[5]} does not exist)`);
     assert.equal(await g.sh('stat -c "%U:%G %a" /var/lib/svr'), 'svr:svr 750\n');
+    assert.equal(await g.sh('stat -c "%U:%G %a" /etc/svr/mods'), 'root:root 755\n', 'a place for the admin\'s mods');
+    assert.equal(await g.sh('dpkg -S /etc/svr/mods 2>/dev/null || true'), '', 'that belongs to no package');
     assert.equal(await g.sh('stat -c %U /var/www/svr/index.html'), 'root\n');
     assert.equal(await g.sh('dpkg -S /var/www/svr 2>/dev/null || true'), '', 'the site belongs to no package');
     assert.equal((await g.exec('svr --check')).code, 0, 'svr --check accepts the installed config');
@@ -624,12 +676,27 @@ describe('the Debian package in a booted guest: install, edit, reload, upgrade, 
     }
   });
 
-  test('apt-get install of a newer build upgrades, keeps the edited config and the site, restarts svr', async () => {
+  test('apt-get install of a newer build under load upgrades (0 refused, 0 failed), keeps the edited config and the site, restarts svr', async (t) => {
     const configBefore = await g.sh('cat /etc/svr-config.json');
     const main = await mainPid();
-    await resetStartLimit();
-    const r = await apt(`install -y ./svr_${UPGRADE}_all.deb`);
+    // An admin mod in /etc/svr/mods, and one where older packages kept them: postinst moves it.
+    const mod = (name, header) => `cat > ${name} <<'EOF'
+module.exports = (req, res, log, config, next) => { res.setHeader('${header}', 'yes'); next(); };
+EOF`;
+    await g.sh(mod('/etc/svr/mods/10-admin.js', 'X-Admin'));
+    await g.sh(mod('/usr/lib/svr/mods/05-old.js', 'X-Old'));
+    let r;
+    const line = await underLoad('http://127.0.0.1/', async () => {
+      r = await apt(`install -y ./svr_${UPGRADE}_all.deb`);
+    });
+    assert.match(r.stdout, /moved your mod 05-old\.js from \/usr\/lib\/svr\/mods to \/etc\/svr\/mods/, r.stdout);
+    const headers = (await get('/')).headers;
+    assert.deepEqual([headers['x-admin'], headers['x-old']], ['yes', 'yes'], 'both mods run from /etc/svr/mods after the upgrade');
     assert.equal(r.code, 0, r.stdout);
+    t.diagnostic(`requests across the upgrade: ${line}`);
+    const summary = JSON.parse(line);
+    assert.ok(summary.ok > 0, `requests went through: ${line}`);
+    assert.deepEqual(summary.codes, {}, `no connection refused, no request failed during the upgrade: ${line}`);
     assert.equal(await installed(), `${UPGRADE} ii`);
     assert.equal(await g.sh('cat /etc/svr-config.json'), configBefore, 'the edited config is kept');
     assert.equal(await g.sh('ls /etc | grep "^svr-config" || true'), 'svr-config.json\n', 'no .dpkg-dist or .new beside it');
@@ -654,7 +721,7 @@ describe('the Debian package in a booted guest: install, edit, reload, upgrade, 
     }
     assert.equal(await g.sh('cat /etc/svr-config.json'), configBefore, 'the config is kept');
     assert.equal((await g.exec('getent passwd svr')).code, 0, 'the user svr is kept');
-    await g.sh('test -d /var/lib/svr && test -f /var/www/svr/serverSideScript.js');
+    await g.sh('test -d /var/lib/svr && test -f /var/www/svr/serverSideScript.js && test -f /etc/svr/mods/10-admin.js');
   });
 
   test('apt-get purge removes the service, code, config, state and the svr user, never the site', async () => {
@@ -664,7 +731,7 @@ describe('the Debian package in a booted guest: install, edit, reload, upgrade, 
     assert.equal((await g.exec('dpkg-query -W svr')).stdout.trim(), '', 'svr is no longer known to dpkg');
     assert.notEqual((await g.exec('systemctl cat svr')).code, 0, 'the unit is gone');
     assert.notEqual(await isActive(), 'active');
-    for (const p of ['/usr/lib/svr', '/usr/bin/svr', '/etc/svr-config.json', '/var/lib/svr',
+    for (const p of ['/usr/lib/svr', '/usr/bin/svr', '/etc/svr-config.json', '/etc/svr', '/var/lib/svr',
       '/etc/systemd/system/multi-user.target.wants/svr.service']) {
       assert.equal(await exists(p), false, `${p} removed`);
     }

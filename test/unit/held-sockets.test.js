@@ -51,10 +51,8 @@ test('HeldSockets: keeps the first socket per wanted key, gives it to new worker
   const sent = [];
   let wanted = ['*:80', '*:443'];
   const held = new HeldSockets({ log: { warn: () => {} }, wantedKeys: () => wanted });
-  const listeners = [];
-  const worker = { process: { pid: 1 }, on: (event, fn) => listeners.push(fn), send: (message, h, callback) => { sent.push([message.key, h.name]); callback(null); } };
-  held.watch(worker);
-  const report = (key, h) => listeners.forEach((fn) => fn({ type: 'listening-socket', key }, h));
+  const worker = { process: { pid: 1 }, send: (message, h, callback) => { sent.push([message.key, h.name]); callback(null); } };
+  const report = (key, h) => held.keep({ type: 'listening-socket', key }, h);
   report('*:80', handle('a'));
   report('*:80', handle('b')); // a second worker bound the same socket at start: its copy is closed
   report('*:8080', handle('c')); // not configured (any more): closed
@@ -72,10 +70,8 @@ test('HeldSockets: keeps the first socket per wanted key, gives it to new worker
 test('HeldSockets never throws: a failing send or close is a warning', () => {
   const warnings = [];
   const held = new HeldSockets({ log: { warn: (line) => warnings.push(line) }, wantedKeys: () => ['*:80'] });
-  const listeners = [];
-  const worker = { process: { pid: 7 }, on: (event, fn) => listeners.push(fn), send: () => { throw new Error('channel closed'); } };
-  held.watch(worker);
-  listeners[0]({ type: 'listening-socket', key: '*:80' }, { close: () => { throw new Error('EBADF'); } });
+  const worker = { process: { pid: 7 }, send: () => { throw new Error('channel closed'); } };
+  held.keep({ type: 'listening-socket', key: '*:80' }, { close: () => { throw new Error('EBADF'); } });
   held.giveTo(worker);
   // A send that fails later reports to its callback (without one, Node would emit 'error').
   held.giveTo({ process: { pid: 8 }, send: (message, handle, callback) => callback(new Error('EPIPE')) });
@@ -84,4 +80,22 @@ test('HeldSockets never throws: a failing send or close is a warning', () => {
   assert.match(warnings[0], /cannot give worker 7 the listening socket of \*:80: channel closed/);
   assert.match(warnings[1], /cannot give worker 8 the listening socket of \*:80: EPIPE/);
   assert.match(warnings[2], /cannot close the listening socket of \*:80: EBADF/);
+});
+
+test('HeldSockets.adopt: sockets a previous primary left with systemd are held when configured, the rest closed and named', (t) => {
+  const policy = cluster.schedulingPolicy;
+  t.after(() => { cluster.schedulingPolicy = policy; });
+  const closed = [];
+  const handle = (name) => ({ name, close: () => closed.push(name) });
+  cluster.schedulingPolicy = cluster.SCHED_NONE;
+  const held = new HeldSockets({ log: { warn: () => {} }, wantedKeys: () => ['*:80'], nodeVersion: '20.19.2' });
+  const dropped = held.adopt(new Map([['*:80', handle('kept')], ['*:8080', handle('old port')]]));
+  assert.deepEqual(dropped, ['*:8080']);
+  assert.deepEqual(closed, ['old port']);
+  assert.equal(held.handles.get('*:80').name, 'kept');
+  assert.deepEqual(held.keepOnly([]), ['*:80'], 'keepOnly names what it lets go');
+  cluster.schedulingPolicy = cluster.SCHED_RR;
+  const rr = new HeldSockets({ log: { warn: () => {} }, wantedKeys: () => ['*:80'], nodeVersion: '20.19.2' });
+  assert.deepEqual(rr.adopt(new Map([['*:80', handle('rr')]])), ['*:80'], 'with "rr" nothing is held: the port is bound anew');
+  assert.equal(rr.handles.size, 0);
 });

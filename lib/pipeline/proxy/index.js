@@ -2,43 +2,52 @@
 // The reverse-proxy stage: requests matching a `proxy` rule (path prefix, optional host; first
 // match wins) go to one of the rule's upstreams; the rest pass on to the next stage.
 //
-//   createProxyStage(site) -> null (no `proxy` rules) | stage(req, res, next)
+//   createProxyStage(site, { cacheIndex }) -> null (no `proxy` rules) | stage(req, res, next)
+//     cacheIndex: where the cache reports the files it stores (the primary bounds the directory)
 //     An HTTP/1.1 Upgrade request (WebSocket) comes through the pipeline like any other, with a
 //     response on its socket and req.upgradeHead (lib/net/upgrade.js); so does an HTTP/2
 //     extended CONNECT (the worker's 'connect' listener). A matching rule tunnels them.
 //     stage.upstreamHealth() -> [{ upstream, up }]  for the metrics
+//     stage.prepare()         starts the active health checks (the worker, before it listens;
+//                             a pipeline built only to check a config never calls it)
 //     stage.close()           stops active health checks (pooled idle connections time out)
 //
 // site: { config, sendError(req, res, status, options), log }.
-// Parts: rules.js (the rules, compiled once), upstreams.js (balancing and health),
-// forward.js (one request), upgrade.js (WebSocket tunnels), forward-headers.js (headers).
+// Parts: rules.js (the rules, compiled once), forward.js (one request), upgrade.js (WebSocket
+// tunnels), forward-headers.js (headers), cache/ (the response cache of rules with
+// `"cache": true`). Picking, retrying, health and the HTTP transport are the upstream seam's
+// (../upstream/), which a second protocol's gateway shares.
 
 const { compileProxyRules, findRule } = require('./rules');
 const { compileTrustedProxies } = require('../../http/trusted-proxies');
+const { splitTarget } = require('../../http/target');
 const { forward } = require('./forward');
 const { tunnel } = require('./upgrade');
+const { createProxyCache } = require('./cache');
 
-function createProxyStage(site) {
+function createProxyStage(site, { cacheIndex = null } = {}) {
   const { config } = site;
   if (!Array.isArray(config.proxy) || config.proxy.length === 0) return null;
   const { rules, errors } = compileProxyRules(config);
   const trusted = compileTrustedProxies(config.trustedProxies);
   const problems = [...errors, ...trusted.errors];
-  if (problems.length) {
-    for (const rule of rules) rule.pool.stopChecks();
-    throw Object.assign(new Error(problems.join('\n')), { configErrors: problems });
-  }
+  if (problems.length) throw new Error(problems.join('\n'));
   const ctx = { isTrusted: trusted.isTrusted, sendError: site.sendError, log: site.log };
-  for (const rule of rules) rule.pool.startChecks({ 'user-agent': 'svr-health-check' });
+  const cache = cacheIndex ? createProxyCache(site, { index: cacheIndex }) : null;
 
   function stage(req, res, next) {
-    const rule = findRule(rules, req, pathOf(req.url));
+    const rule = findRule(rules, req, splitTarget(req.url).path);
     if (!rule) return next();
-    if (isTunnel(req)) tunnel(req, res, rule, ctx);
-    else forward(req, res, rule, ctx);
+    if (isTunnel(req)) return tunnel(req, res, rule, ctx);
+    if (rule.cache && cache !== null) return req.method === 'PURGE' ? cache.purge(req, res, rule, ctx) : cache.handle(req, res, rule, ctx, forward);
+    return forward(req, res, rule, ctx);
   }
 
   stage.upstreamHealth = () => rules.flatMap((rule) => rule.pool.upstreams.map((u) => ({ upstream: u.label, up: u.isUp() })));
+
+  stage.prepare = () => {
+    for (const rule of rules) rule.pool.startChecks({ 'user-agent': 'svr-health-check' });
+  };
 
   stage.close = () => {
     for (const rule of rules) rule.pool.stopChecks();
@@ -50,11 +59,6 @@ function createProxyStage(site) {
 // with a :protocol (RFC 8441).
 function isTunnel(req) {
   return req.upgradeHead !== undefined || (req.method === 'CONNECT' && req.httpVersionMajor === 2 && Boolean(req.headers[':protocol']));
-}
-
-function pathOf(url) {
-  const query = url.indexOf('?');
-  return query === -1 ? url : url.slice(0, query);
 }
 
 module.exports = { createProxyStage };

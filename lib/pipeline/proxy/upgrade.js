@@ -23,7 +23,7 @@ const CLOSE_GRACE_MS = 1000;
 function upgradeRequest(upstream, rule, req, method, headers) {
   const { target } = upstream;
   const { timeouts } = rule;
-  const upReq = upstream.module.request({
+  const upReq = upstream.connection.module.request({
     agent: false,
     method,
     hostname: target.hostname,
@@ -32,7 +32,7 @@ function upgradeRequest(upstream, rule, req, method, headers) {
     path: upstreamPath(rule, target, req.url),
     headers,
     servername: target.protocol === 'https:' && !net.isIP(target.hostname) ? target.hostname : '',
-    rejectUnauthorized: upstream.agent.options.rejectUnauthorized !== false,
+    rejectUnauthorized: upstream.connection.agent.options.rejectUnauthorized !== false,
     timeout: timeouts.connect,
   });
   upReq.on('socket', (s) => s.once('connect', () => s.setTimeout(timeouts.headers)));

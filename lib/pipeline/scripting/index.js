@@ -11,6 +11,10 @@
 //                                             when no mod takes them (see below)
 //     scripting.connect(req, socket, head)    a CONNECT request, or null when no mod has a proxy
 //                                             handler (the listener then answers 501)
+//   checkScriptingStage(site) -> null
+//     What `svr check` and the primary do instead (pipeline/index.js checkPipeline): compile the
+//     script without running any of it, throwing the same ScriptLoadError. No mod is loaded here:
+//     the mods are loaded in a short-lived child process (mod-keys.js), never in the primary.
 //
 // What a request carries into user code is svrjs-api.js. Errors: a synchronous throw or a
 // rejected promise of a mod, or a throw of the script, becomes a 500 for that request only (the
@@ -34,7 +38,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { loadMods } = require('./mods');
-const { compileServerSideScript, scriptPath, SCRIPT_NAME } = require('./legacy-script');
+const { compileServerSideScript, compileScriptFactory, scriptPath, SCRIPT_NAME } = require('./legacy-script');
 const { legacyArguments } = require('./legacy-mods');
 const { setBodyBudget } = require('./post-data');
 const { armScriptTimeout } = require('./timeout');
@@ -69,6 +73,11 @@ function createScriptingStage(site) {
   if (script) loaded.push(scriptFile);
   log.info(`server-side JavaScript: ${loaded.join(', ')}`);
   return createStage(site, mods, script);
+}
+
+function checkScriptingStage(site) {
+  compileScriptFactory(scriptPath(site.config, INSTALL_DIR));
+  return null;
 }
 
 // SVR.JS's temp/ (in the state directory): the script's __dirname, created if missing.
@@ -248,4 +257,4 @@ function connect(s, req, socket, head) {
   requestContext.run(state, step);
 }
 
-module.exports = { createScriptingStage };
+module.exports = { createScriptingStage, checkScriptingStage };

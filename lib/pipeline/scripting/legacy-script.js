@@ -73,20 +73,8 @@ function scriptPath(config, installDir) {
 //   fallbackDir: where a package (a bare require('name')) not found from dirname is looked for
 //     next: the script's own directory, so a web root's node_modules keeps working.
 function compileServerSideScript(file, { dirname = path.dirname(file), fallbackDir = path.dirname(file) } = {}) {
-  let text;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (error) {
-    if (error.code === 'ENOENT') return null;
-    throw new ScriptLoadError(file, error.code || error.message, error);
-  }
-  text = text.replace(/^\uFEFF/, '').replace(/^#!.*/, '');
-  let factory;
-  try {
-    factory = vm.compileFunction(PRELUDE + text + EPILOGUE, MODULE_PARAMS, { filename: file, lineOffset: -2 });
-  } catch (error) {
-    throw new ScriptLoadError(file, describeSyntaxError(error), error);
-  }
+  const factory = compileScriptFactory(file);
+  if (factory === null) return null;
   const filename = path.join(dirname, SCRIPT_NAME);
   const scriptRequire = layeredRequire(createRequire(filename), createRequire(path.join(fallbackDir, SCRIPT_NAME)));
   const module = { exports: {}, filename, id: filename, require: scriptRequire };
@@ -99,6 +87,25 @@ function compileServerSideScript(file, { dirname = path.dirname(file), fallbackD
     );
   } catch (error) {
     throw new ScriptLoadError(file, `${error.name}: ${error.message}`, error);
+  }
+}
+
+// The script read and compiled, none of it run: the factory, or null when there is no script.
+// Throws ScriptLoadError (a syntax error names the file and the line). `svr check` and the
+// primary call this alone; a worker then calls the factory (compileServerSideScript).
+function compileScriptFactory(file) {
+  let text;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    if (error.code === 'ENOENT') return null;
+    throw new ScriptLoadError(file, error.code || error.message, error);
+  }
+  text = text.replace(/^\uFEFF/, '').replace(/^#!.*/, '');
+  try {
+    return vm.compileFunction(PRELUDE + text + EPILOGUE, MODULE_PARAMS, { filename: file, lineOffset: -2 });
+  } catch (error) {
+    throw new ScriptLoadError(file, describeSyntaxError(error, file, text), error);
   }
 }
 
@@ -128,11 +135,16 @@ function layeredRequire(first, second) {
   return scriptRequire;
 }
 
-// "Unexpected token '}'" plus where: V8 puts "file:line" on the first line of the stack.
-function describeSyntaxError(error) {
+// "Unexpected token '}'" plus where: V8 puts "file:line" on the first line of the stack. A line
+// past the script's last (an unclosed brace: the error is found in the code svr wraps it in) is
+// "at the end of FILE:N", N its last line.
+function describeSyntaxError(error, file, text) {
   const where = typeof error.stack === 'string' ? error.stack.split('\n')[0] : '';
-  const at = /:\d+$/.test(where) ? ` (at ${where})` : '';
-  return `${error.name}: ${error.message}${at}`;
+  const line = /:(\d+)$/.exec(where);
+  if (!line) return `${error.name}: ${error.message}`;
+  const lastLine = text.replace(/\n$/, '').split('\n').length;
+  const at = Number(line[1]) > lastLine ? `the end of ${file}:${lastLine}` : where;
+  return `${error.name}: ${error.message} (at ${at})`;
 }
 
 // ---- SVR.JS's utility functions, in scope for the script ----
@@ -148,6 +160,6 @@ function filterHeaders(headers) {
 }
 
 module.exports = {
-  compileServerSideScript, scriptPath, ScriptLoadError, SCRIPT_NAME,
+  compileServerSideScript, compileScriptFactory, scriptPath, ScriptLoadError, SCRIPT_NAME,
   filterHeaders,
 };

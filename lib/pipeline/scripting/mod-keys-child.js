@@ -1,12 +1,13 @@
 'use strict';
 // The short-lived process of mod-keys.js: loads the mods of a config file the way a worker does
-// (same environment, working directory = the web root), runs the validators their
-// configValidators declare on the raw config's values, writes one JSON report on fd 3, exits.
+// (same environment, working directory = the web root; on past a mod that fails, so that each
+// one that fails is reported), runs the validators their configValidators declare on the raw
+// config's values, writes one JSON report on fd 3, exits.
 // Mod code runs here and in workers, never in the primary.
 
 const fs = require('node:fs');
 const path = require('node:path');
-const { loadMods, loadReport, ModLoadError, DEFAULT_MODS_DIRECTORY } = require('./mods');
+const { loadEveryMod, loadReport, ModLoadError, DEFAULT_MODS_DIRECTORY } = require('./mods');
 const { installModEnvironment, svrFile } = require('./environment');
 const { stateDirectory } = require('../../product');
 
@@ -32,6 +33,7 @@ function main(configFile) {
   const modsDir = resolved(raw, 'modsDirectory', base);
   const state = stateDirectory({ stateDirectory: resolved(raw, 'stateDirectory', base) });
   installModEnvironment({ stateDirectory: state, svrFile: svrFile(), log: quietLog });
+  applyEnvironment(raw.environmentVariables);
   const wwwroot = resolved(raw, 'wwwroot', base);
   if (wwwroot) {
     try { process.chdir(wwwroot); } catch { /* the primary reports a bad wwwroot */ }
@@ -39,7 +41,8 @@ function main(configFile) {
   const report = { keys: {}, errors: [], warnings: [], infos: [] };
   try {
     const dir = modsDir || DEFAULT_MODS_DIRECTORY;
-    const loaded = loadMods(dir, { required: modsDir !== undefined, stateDirectory: state });
+    const loaded = loadEveryMod(dir, { required: modsDir !== undefined, stateDirectory: state });
+    report.errors.push(...loaded.errors.map((error) => error.message));
     const { infos, warnings } = loadReport(dir, loaded);
     report.infos.push(...infos);
     report.warnings.push(...warnings);
@@ -54,6 +57,12 @@ function main(configFile) {
   }
   fs.writeSync(3, JSON.stringify(report));
   process.exit(0);
+}
+
+// `environmentVariables`, set before the mods load as a worker sets them (pipeline/index.js).
+function applyEnvironment(variables) {
+  if (!variables || typeof variables !== 'object' || Array.isArray(variables)) return;
+  for (const [name, value] of Object.entries(variables)) process.env[name] = String(value);
 }
 
 function verdict(validate, value) {

@@ -3,7 +3,7 @@
 // calling process: the primary must never run user code (a mod whose load-time timer throws
 // would kill it, and one that allocates at load would grow it at every reload).
 //
-//   readModKeys(configFile, { timeoutMs }) -> { validators, errors, warnings, infos }
+//   readModKeys(configFile, { timeoutMs }) -> Promise<{ validators, errors, warnings, infos }>
 //
 // A short-lived child process (mod-keys-child.js) loads the mods, runs each declared key's
 // validator on that key's value in the raw config file, and reports, on file descriptor 3,
@@ -14,7 +14,7 @@
 // When the mods directory holds no mod (the usual case), the report is made here without a child:
 // listing a directory runs no mod code, and a Node process costs ~85 ms of CPU at every start.
 
-const { spawnSync } = require('node:child_process');
+const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 
@@ -23,6 +23,7 @@ const { listMods, loadReport, ModLoadError, DEFAULT_MODS_DIRECTORY } = require('
 const CHILD = path.join(__dirname, 'mod-keys-child.js');
 const DEFAULT_TIMEOUT_MS = 10000;
 const STDERR_LINES = 5;
+const STDERR_KEPT_BYTES = 64 * 1024;
 
 // The config file as parsed JSON, or {} (loadConfig, in the primary, reports what is wrong).
 function readRawConfig(configFile) {
@@ -59,25 +60,18 @@ function reportWithoutMods(configFile) {
   return { validators: {}, errors: [], warnings, infos };
 }
 
-function readModKeys(configFile, { timeoutMs = timeoutOfConfigFile(configFile), env = process.env } = {}) {
+// Async: the primary keeps answering its workers (heartbeats, reload requests) while the child works.
+async function readModKeys(configFile, { timeoutMs = timeoutOfConfigFile(configFile), env = process.env } = {}) {
   const withoutMods = reportWithoutMods(configFile);
   if (withoutMods) return withoutMods;
-  const result = spawnSync(process.execPath, [CHILD, configFile], {
-    stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
-    timeout: timeoutMs,
-    killSignal: 'SIGKILL',
-    maxBuffer: 16 * 1024 * 1024,
-    env,
-  });
-  const stderr = result.output && result.output[2] ? result.output[2].toString('utf8') : '';
-  const reportText = result.output && result.output[3] ? result.output[3].toString('utf8') : '';
-  const tail = lastLines(stderr);
-  if (result.error && result.error.code === 'ETIMEDOUT') {
+  const result = await runChild(configFile, { timeoutMs, env });
+  const tail = lastLines(result.stderr);
+  if (result.timedOut) {
     return failure(`loading the mods to read their configValidators took longer than ${timeoutMs} ms (modsLoadTimeout); a mod hangs while loading${tail}`);
   }
   let report = null;
   try {
-    report = reportText ? JSON.parse(reportText) : null;
+    report = result.report ? JSON.parse(result.report) : null;
   } catch { /* below */ }
   if (!report) {
     const how = result.signal ? `was killed by ${result.signal}` : `exited with code ${result.status}`;
@@ -91,6 +85,36 @@ function readModKeys(configFile, { timeoutMs = timeoutOfConfigFile(configFile), 
     };
   }
   return { validators, errors: report.errors || [], warnings: report.warnings || [], infos: report.infos || [] };
+}
+
+// The child's stderr and report (fd 3) once it has exited: { status, signal, stderr, report,
+// timedOut }. At timeoutMs it is killed and the answer does not wait for its pipes (a process the
+// mod started may still hold them).
+function runChild(configFile, { timeoutMs, env }) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CHILD, configFile], { stdio: ['ignore', 'ignore', 'pipe', 'pipe'], env });
+    const stderr = [];
+    const report = [];
+    child.stdio[2].on('data', (chunk) => {
+      stderr.push(chunk); // only its last lines are quoted: keep the last STDERR_KEPT_BYTES or so
+      while (stderr.length > 1 && stderr.reduce((sum, c) => sum + c.length, 0) > STDERR_KEPT_BYTES) stderr.shift();
+    });
+    child.stdio[3].on('data', (chunk) => report.push(chunk));
+    // A primary that exits meanwhile (a stop during the start) takes the child with it.
+    const killChild = () => child.kill('SIGKILL');
+    process.once('exit', killChild);
+    const settle = (outcome) => {
+      clearTimeout(timer);
+      process.off('exit', killChild);
+      resolve({ stderr: Buffer.concat(stderr).toString('utf8'), report: Buffer.concat(report).toString('utf8'), ...outcome });
+    };
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      settle({ timedOut: true });
+    }, timeoutMs);
+    child.on('error', (error) => settle({ status: null, signal: null, spawnError: error }));
+    child.on('close', (status, signal) => settle({ status, signal }));
+  });
 }
 
 function failure(message) {

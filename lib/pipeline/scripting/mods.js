@@ -171,7 +171,7 @@ function requireMod(mod, { stateDirectory } = {}) {
   try {
     exported = require(entry);
   } catch (error) {
-    throw new ModLoadError(mod.file, describeError(error), error);
+    throw new ModLoadError(mod.file, `${describeError(error)}${thrownAt(error, folder || entry)}`, error);
   }
   if (isLegacyModConstructor(exported)) return legacyMod(mod, exported, folder);
   if (mod.archive) {
@@ -239,6 +239,24 @@ function loadMods(dir, options = {}) {
   return { mods: mods.map((mod) => requireMod(mod, options)), ignored };
 }
 
+// The same, going on past a mod that fails, for a report of every one (svr check, through
+// mod-keys-child.js): { mods, ignored, errors: [ModLoadError] }. A directory that cannot be
+// listed still throws.
+function loadEveryMod(dir, options = {}) {
+  const { mods, ignored } = listMods(dir, options);
+  const loaded = [];
+  const errors = [];
+  for (const mod of mods) {
+    try {
+      loaded.push(requireMod(mod, options));
+    } catch (error) {
+      if (!(error instanceof ModLoadError)) throw error;
+      errors.push(error);
+    }
+  }
+  return { mods: loaded, ignored, errors };
+}
+
 // Documentation kept beside the mods (svr ships mods/README.md): named in an info line only.
 const DOCUMENTATION = /^(readme|license|licence|changelog)([.-].*)?$|\.(md|txt)$/i;
 
@@ -273,6 +291,17 @@ function describeError(error) {
   return `${error.name}: ${error.message}`;
 }
 
+// " (at /mods/a.js:3)": the mod's own line that threw while loading, from the stack (a
+// SyntaxError already says where).
+function thrownAt(error, modPath) {
+  if (!(error instanceof Error) || error instanceof SyntaxError || typeof error.stack !== 'string') return '';
+  for (const frame of error.stack.split('\n').slice(1)) {
+    const match = /\(?(\/[^()]*?):(\d+):\d+\)?$/.exec(frame.trim());
+    if (match && (match[1] === modPath || match[1].startsWith(modPath + path.sep))) return ` (at ${match[1]}:${match[2]})`;
+  }
+  return '';
+}
+
 function describeValue(value) {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
@@ -280,6 +309,6 @@ function describeValue(value) {
 }
 
 module.exports = {
-  listMods, loadMods, loadReport, modsDirectory, describeError,
+  listMods, loadMods, loadEveryMod, loadReport, modsDirectory, describeError,
   ModLoadError, DEFAULT_MODS_DIRECTORY,
 };

@@ -2,7 +2,7 @@
 // Stage 5: static files and directories. The last stage: it answers every request that reaches it.
 //
 //   method policy   GET and HEAD; OPTIONS -> 204 + Allow; anything else -> 405 + Allow
-//   resolve.js      URL path -> real path under the path policy (dotfiles, protected paths,
+//   path policy     URL path -> real path (../path-policy.js: dotfiles, protected paths,
 //                   symlinks, containment); every refusal a 404
 //   directory       301 to add the trailing slash, then index.html / index.htm / index.xhtml, a listing
 //                   (listing.js, with enableDirectoryListing) or 403
@@ -12,16 +12,14 @@
 const fs = require('node:fs');
 const { sanitizeTarget, encodePath } = require('../../http/target');
 const { ALLOW } = require('../../http/headers');
-const { createResolver, errorStatus } = require('./resolve');
+const { pathPolicyFor, errorStatus } = require('../path-policy');
 const { createResponder } = require('./respond');
-
-const INDEX_FILES = ['index.html', 'index.htm', 'index.xhtml']; // SVR.JS's order
 
 function createStaticStage(site) {
   const { config, sendError } = site;
   const trailingRedirect = !config.disableTrailingSlashRedirects;
   const listingEnabled = config.enableDirectoryListing;
-  const { resolve, isHidden } = createResolver(site);
+  const { resolve, indexFile, isHidden } = pathPolicyFor(site);
   const { respond } = createResponder(site, { isHidden });
   // listing.js is loaded only where listings are on: ~3 MiB less in each idle worker otherwise.
   const listDirectory = listingEnabled ? require('./listing').createListing(site, { isHidden }) : null;
@@ -67,11 +65,8 @@ function createStaticStage(site) {
       }
       pathname += '/';
     }
-    for (const name of INDEX_FILES) {
-      const index = resolve(pathname + name);
-      if (index.stats && index.stats.isFile()) return respond(req, res, index);
-      if (index.status === 403) return sendError(req, res, 403);
-    }
+    const index = indexFile(pathname);
+    if (index !== null) return index.status ? sendError(req, res, index.status) : respond(req, res, index);
     if (!listingEnabled) return sendError(req, res, 403);
     return listDirectory(req, res, pathname, real).catch((err) => answerStatus(req, res, errorStatus(err), err));
   }

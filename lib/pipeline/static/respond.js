@@ -39,7 +39,7 @@ const { appendVary } = require('../../http/headers');
 const { makeETag, evaluatePreconditions, ifRangeMatches, parseRange } = require('./conditional');
 const { FileCache, sameFile, readWhole } = require('./file-cache');
 const { createCompression } = require('./compression');
-const { errorStatus } = require('./resolve');
+const { errorStatus } = require('../path-policy');
 
 const SIBLING_RECHECK_MS = 1000; // a missing .br/.gz is looked for again at most once a second
 // Bytes read from a file per chunk of a streamed body. Node's default, 64 KiB, cost a

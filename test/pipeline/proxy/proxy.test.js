@@ -15,6 +15,15 @@ const { makeTempDir, request } = require('../../support/helpers');
 const { writePair } = require('../../support/tls-helpers');
 
 const quietLog = { info() {}, warn() {}, error() {} };
+const validateSchema = require('../../../lib/config/validate-schema');
+
+// The config as a worker gets it: the schema's defaults filled in (the proxy restates none). The
+// validator's verdict is not the point here: the stage's own refusals are tested below.
+function withDefaults(config) {
+  const complete = { wwwroot: '.', trustedProxies: [], ...config };
+  validateSchema(complete);
+  return complete;
+}
 
 function listen(server, where = 0) {
   return new Promise((resolve) => server.listen(where, '127.0.0.1', () => resolve(server)));
@@ -45,7 +54,7 @@ async function echoUpstream(name = 'up') {
 async function proxyServer(config) {
   const errors = [];
   const site = {
-    config: { trustedProxies: [], ...config },
+    config: withDefaults(config),
     log: quietLog,
     sendError(req, res, status) {
       errors.push(status);
@@ -54,6 +63,7 @@ async function proxyServer(config) {
     },
   };
   const stage = createProxyStage(site);
+  stage.prepare(); // the health checks, as a worker starts them before it listens
   const server = http.createServer((req, res) => {
     res.setHeader('server', 'svr');
     stage(req, res, () => { res.writeHead(404); res.end('next\n'); });
@@ -320,9 +330,9 @@ async function rawExchange(server, target) {
 }
 
 test('bad upstream URLs are refused at load with the key path', () => {
-  assert.throws(() => createProxyStage({ config: { proxy: [{ path: '/', upstreams: ['ftp://x'] }], trustedProxies: [] }, log: quietLog, sendError() {} }),
+  assert.throws(() => createProxyStage({ config: withDefaults({ proxy: [{ path: '/', upstreams: ['ftp://x'] }] }), log: quietLog, sendError() {} }),
     /proxy\[0\]\.upstreams\[0\]: expected an http:\/\/, https:\/\/ or unix:\/absolute\/path upstream, found "ftp:\/\/x"/);
-  assert.throws(() => createProxyStage({ config: { proxy: [{ path: '/', upstreams: ['http://x'] }], trustedProxies: ['10.0.0.0/40'] }, log: quietLog, sendError() {} }),
+  assert.throws(() => createProxyStage({ config: withDefaults({ proxy: [{ path: '/', upstreams: ['http://x'] }], trustedProxies: ['10.0.0.0/40'] }), log: quietLog, sendError() {} }),
     /trustedProxies\[0\]/);
 });
 

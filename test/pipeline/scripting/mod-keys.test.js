@@ -18,10 +18,10 @@ function configWithMods(files) {
   return { dir, mods, configFile };
 }
 
-test('no mod: the report is made without a child, documentation named as before', (t) => {
+test('no mod: the report is made without a child, documentation named as before', async (t) => {
   const { dir, mods, configFile } = configWithMods({ 'README.md': '# mods\n', 'notes.bin': '' });
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const report = readModKeys(configFile, { timeoutMs: 1 });
+  const report = await readModKeys(configFile, { timeoutMs: 1 });
   assert.deepStrictEqual(report.errors, []);
   assert.deepStrictEqual(report.validators, {});
   assert.deepStrictEqual(report.infos, [`${mods}: README.md: documentation, not mods`]);
@@ -29,20 +29,20 @@ test('no mod: the report is made without a child, documentation named as before'
   assert.match(report.warnings[0], /ignored notes\.bin \(not a mod/);
 });
 
-test('a mod present: the child still loads it (so a 1 ms limit is exceeded)', (t) => {
+test('a mod present: the child still loads it (so a 1 ms limit is exceeded)', async (t) => {
   const { dir, configFile } = configWithMods({ 'a.js': 'module.exports = function mod(req, res, logFacility, config, next) { next(); };\n' });
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const report = readModKeys(configFile, { timeoutMs: 1 });
+  const report = await readModKeys(configFile, { timeoutMs: 1 });
   assert.equal(report.errors.length, 1);
   assert.match(report.errors[0], /took longer than 1 ms \(modsLoadTimeout\)/);
 });
 
-test('a configured mods directory that does not exist: the child words the error as before', (t) => {
+test('a configured mods directory that does not exist: the child words the error as before', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-mod-keys-'));
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
   const configFile = path.join(dir, 'svr-config.json');
   fs.writeFileSync(configFile, JSON.stringify({ modsDirectory: 'missing' }));
-  const report = readModKeys(configFile);
+  const report = await readModKeys(configFile);
   assert.equal(report.errors.length, 1);
   assert.match(report.errors[0], /cannot read the mods directory \(ENOENT\)/);
 });

@@ -371,7 +371,11 @@ test('a reload with a script that does not compile keeps the old workers serving
     fs.writeFileSync(path.join(srv.root, 'serverSideScript.js'), 'responseEnd("v2"; return;');
     const since = srv.stderr().length;
     srv.signal('SIGHUP');
-    await srv.waitForLog(/reload failed, still serving with the previous config: .*serverSideScript\.js: cannot load the server-side script: SyntaxError/, 'stderr', since);
+    // Refused by the reload's start steps, before any new worker forks, as a refused config is.
+    await srv.waitForLog(/^\S+ error primary: +\S*serverSideScript\.js: cannot load the server-side script: SyntaxError: .*\(at \S*serverSideScript\.js:1\)$/, 'stderr', since);
+    const lines = srv.stderr().slice(since);
+    assert.ok(lines.some((line) => line.endsWith('error primary: reload failed, still serving with the previous config:')), lines.join('\n'));
+    assert.ok(!lines.some((line) => / ready$/.test(line)), lines.join('\n'));
     const res = await request(`${srv.url}/`, { agent: false });
     assert.equal(res.status, 200);
     assert.equal(res.text, 'v1');

@@ -1,15 +1,29 @@
 'use strict';
-// URL path -> the real file or directory it names, under the path policy:
+// The path policy: which file or directory below a web root a URL path may name. The static stage
+// calls it, and so may any stage that runs a file from the web root (a FastCGI or CGI gateway), so
+// that every stage hides the same files. It never opens a file: what it accepts is opened below
+// the root on a descriptor by site.webRoot (web-root.js), which catches a swap after this check.
+//
+// Contract, for a site (site.js; per web root with virtual hosts):
+//   const policy = pathPolicyFor(site)       built once per site, shared by the stages that ask
+//   policy.resolve(pathname)                 pathname: the decoded, normalised URL path
+//     -> { real, rel, stats }                  the real path, relative to the root ('' = root),
+//                                              and its fs.Stats (file or directory)
+//     -> { status, error? }                    refused: 404 for anything hidden or missing (so
+//                                              nobody learns that a hidden file exists), or the
+//                                              status for an fs error (errorStatus)
+//   policy.indexFile(dirPathname, names?)    the first of names (default INDEX_FILES, SVR.JS's
+//     -> { real, rel, stats } | { status: 403 } | null    order) that resolve() accepts as a file
+//                                              in that directory; 403 when one is unreadable
+//   policy.isHidden(real) -> boolean         a real path the policy hides (listings, .br/.gz siblings)
+//   errorStatus(fsError) -> status           the HTTP status for an fs error
+//
+// What it hides:
 //   - dotfiles (a segment starting with '.', except a leading .well-known) unless allowDotfiles;
-//   - serverSideScript.js and the site's protected paths (site.protectedPaths) are never served;
+//   - serverSideScript.js and the site's protected paths (site.protectedPaths: the config, TLS
+//     files, state, logs, their backup copies) are never served;
 //   - followSymlinks false: no component below the web root may be a symlink (one lstat each);
 //     true: symlinks are followed, but the real path must stay inside the web root.
-// Every refusal is a 404, so nobody learns that a hidden file exists.
-//
-//   const { resolve, isHidden } = createResolver(site)
-//   resolve(pathname) -> { status, error? } | { real, rel, stats }   (synchronous, see below)
-//   isHidden(real) -> true for a real path the policy hides (listings and precompressed siblings)
-//   errorStatus(fsError) -> the HTTP status for an fs error
 //
 // Why synchronous: on a local file system these calls are answered from the kernel's dentry and
 // inode caches in about a microsecond each, while an fs.promises call costs a thread-pool round
@@ -22,6 +36,8 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const SCRIPT_NAME = 'serverSideScript.js';
+const INDEX_FILES = ['index.html', 'index.htm', 'index.xhtml']; // SVR.JS's order
+const policies = new WeakMap(); // site -> its policy
 
 function errorStatus(err) {
   switch (err && err.code) {
@@ -49,7 +65,7 @@ function lstatBeneath(root, rel) {
   }
 }
 
-function createResolver(site) {
+function createPathPolicy(site) {
   const root = site.root;
   const rootPrefix = root === '/' ? '/' : root + path.sep;
   const allowDotfiles = site.config.allowDotfiles;
@@ -118,7 +134,26 @@ function createResolver(site) {
     return followSymlinks ? followingSymlinks(lexical) : withoutSymlinks(lexicalRel, lexical);
   }
 
-  return { resolve, isHidden };
+  function indexFile(dirPathname, names = INDEX_FILES) {
+    const dir = dirPathname.endsWith('/') ? dirPathname : `${dirPathname}/`;
+    for (const name of names) {
+      const found = resolve(dir + name);
+      if (found.stats && found.stats.isFile()) return found;
+      if (found.status === 403) return { status: 403 };
+    }
+    return null;
+  }
+
+  return { resolve, indexFile, isHidden };
 }
 
-module.exports = { createResolver, errorStatus };
+function pathPolicyFor(site) {
+  let policy = policies.get(site);
+  if (policy === undefined) {
+    policy = createPathPolicy(site);
+    policies.set(site, policy);
+  }
+  return policy;
+}
+
+module.exports = { pathPolicyFor, errorStatus, INDEX_FILES };

@@ -1,9 +1,8 @@
 'use strict';
-// Upstreams and how a rule picks one.
+// Upstreams and how a pool picks one, whatever the protocol (upstream/index.js).
 //
-// Upstream: one target with its own keep-alive agent (Node's http.Agent / https.Agent: pooled
-// connections, reused last-in-first-out so idle ones time out), its open-request count (for
-// least-connections) and its health:
+// Upstream: one target, its transport and that transport's connection state (an HTTP upstream's
+// keep-alive agent), its open-request count (for least-connections) and its health:
 //   - passive: `maxFails` connection failures or timeouts within `failTimeout` ms take it out
 //     for `failTimeout` ms (as nginx's max_fails / fail_timeout);
 //   - active (optional `healthCheck`): a GET of `path` every `interval` ms; anything but a
@@ -12,26 +11,17 @@
 // tried for this request; when every upstream is out, the healthy-looking rule is dropped and
 // all of them are tried (a short outage of everything must not outlast the outage itself).
 
-const http = require('node:http');
-const https = require('node:https');
-
 class Upstream {
-  constructor(target, { verifyTLS, idleMs }) {
+  constructor(target, transport, { verifyTLS, idleMs }) {
     this.target = target;
+    this.transport = transport;
+    this.connection = transport.connection(target, { verifyTLS, idleMs });
     this.label = target.label;
     this.active = 0;
     this.fails = 0;
     this.firstFailAt = 0;
     this.downUntil = 0;
     this.checkFailed = false;
-    const agentOptions = { keepAlive: true, scheduling: 'lifo', timeout: idleMs };
-    this.agent = target.protocol === 'https:'
-      ? new https.Agent({ ...agentOptions, rejectUnauthorized: verifyTLS })
-      : new http.Agent(agentOptions);
-  }
-
-  get module() {
-    return this.target.protocol === 'https:' ? https : http;
   }
 
   isUp(now = Date.now()) {
@@ -118,30 +108,14 @@ class UpstreamPool {
   }
 }
 
+// One check through the upstream's transport; its answer (the first, if it settles twice) decides.
 function runCheck(upstream, check, headers) {
-  const { target } = upstream;
   let settled = false;
-  const settle = (ok) => {
+  upstream.transport.check(upstream, check, headers, (ok) => {
     if (settled) return;
     settled = true;
     upstream.checkFailed = !ok;
-  };
-  const req = upstream.module.request({
-    agent: upstream.agent,
-    method: 'GET',
-    hostname: target.hostname,
-    port: target.port,
-    socketPath: target.socketPath,
-    path: target.basePath + check.path,
-    headers: { host: target.host || 'localhost', ...headers },
-    timeout: check.timeout,
-  }, (res) => {
-    res.resume();
-    settle(res.statusCode >= 200 && res.statusCode < 400);
   });
-  req.on('timeout', () => { settle(false); req.destroy(); });
-  req.on('error', () => settle(false));
-  req.end();
 }
 
 module.exports = { Upstream, UpstreamPool };
