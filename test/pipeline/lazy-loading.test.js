@@ -11,17 +11,20 @@ const { makeTempDir } = require('../support/helpers');
 
 const ROOT = path.join(__dirname, '..', '..');
 
-// The modules loaded after createPipeline(config) with the schema's defaults under `config`.
+// The modules loaded after createPipeline(config), the config completed as svr loads it.
 function loadedAfterBuilding(config, files = {}) {
   const dir = makeTempDir('svr-lazy-');
   try {
-    for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), text);
+    const web = path.join(dir, 'web'); // svr refuses a web root holding its config
+    fs.mkdirSync(web);
+    for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(web, name), text);
+    const configFile = path.join(dir, 'svr-config.json');
+    fs.writeFileSync(configFile, JSON.stringify({ ...config, wwwroot: 'web', stateDirectory: 'state' }));
     const script = `
-      const schema = require(${JSON.stringify(path.join(ROOT, 'config', 'svr-config.schema.json'))});
-      const defaults = Object.fromEntries(Object.entries(schema.properties).filter(([, p]) => p.default !== undefined).map(([k, p]) => [k, p.default]));
-      const config = { ...defaults, ...${JSON.stringify(config)}, wwwroot: ${JSON.stringify(dir)}, stateDirectory: ${JSON.stringify(path.join(dir, 'state'))} };
+      const { config, errors } = require(${JSON.stringify(path.join(ROOT, 'lib', 'config', 'load.js'))}).loadConfig(${JSON.stringify(configFile)});
+      if (errors.length) throw new Error(errors.join('\\n'));
       const quiet = { info() {}, warn() {}, error() {} };
-      require(${JSON.stringify(path.join(ROOT, 'lib', 'pipeline'))}).createPipeline(config, { log: quiet, configFile: ${JSON.stringify(path.join(dir, 'svr-config.json'))} });
+      require(${JSON.stringify(path.join(ROOT, 'lib', 'pipeline'))}).createPipeline(config, { log: quiet, configFile: ${JSON.stringify(configFile)} });
       console.log(JSON.stringify({ files: Object.keys(require.cache), builtins: process.moduleLoadList }));`;
     return JSON.parse(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' }).trim().split('\n').pop());
   } finally {
