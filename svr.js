@@ -28,6 +28,7 @@ function main() {
   const { DEFAULT_CONFIG_FILE } = require('./lib/product');
   options.configFile = path.resolve(options.configFile ?? DEFAULT_CONFIG_FILE);
   if (options.check) return check(options);
+  if (options.command === 'certs') return certs(options);
   if (options.singleThreaded) return require('./lib/process/single-threaded').runSingleThreaded(options);
   require('./lib/process/primary').runPrimary(options);
 }
@@ -51,6 +52,18 @@ async function check(options) {
   for (const error of errors) process.stderr.write(`${error}\n`);
   process.stderr.write(`${options.configFile}: ${errors.length} error${errors.length === 1 ? '' : 's'}\n`);
   process.exitCode = 1;
+}
+
+// svr certs: the ACME certificates in the config's state directory.
+function certs(options) {
+  const { loadConfig } = require('./lib/config/load');
+  const { config, errors } = loadConfig(options.configFile);
+  if (errors.length) {
+    for (const error of errors) process.stderr.write(`${error}\n`);
+    process.exitCode = 1;
+    return;
+  }
+  console.log(require('./lib/acme/report').describeCertificates(config).join('\n'));
 }
 
 // svr reload / svr reopen-logs: ask the running primary, print its answer, exit 0 or 1.

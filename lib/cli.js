@@ -5,7 +5,7 @@
 const minimist = require('minimist');
 
 const STRING_OPTIONS = ['config', 'port', 'workers', 'control-socket'];
-const COMMANDS = ['check', 'reload', 'reopen-logs'];
+const COMMANDS = ['check', 'reload', 'reopen-logs', 'certs'];
 const BOOLEAN_OPTIONS = ['single-threaded', 'check', 'version', 'help', 'disable-mods'];
 const ALIASES = { h: 'help', v: 'version', c: 'config' };
 
@@ -14,6 +14,8 @@ const USAGE = `Usage: svr [options]            start the server
        svr reload [options]     ask the running svr to reload its config; prints the outcome,
                                 exits 0 when the new config serves, 1 when svr refused it
        svr reopen-logs          ask the running svr to reopen its log files (after rotation)
+       svr certs [options]      list the ACME certificates in the state directory: names,
+                                issuer, expiry, next renewal, last error
 
 Options:
   -c, --config FILE     config file (default: config/svr-config.json next to svr.js)

@@ -10,6 +10,7 @@ const path = require('path');
 const schema = require('../../config/svr-config.schema.json');
 const { describeJsonSyntaxError } = require('./json-error');
 const svrjsKeys = require('./svrjs-keys');
+const { urlRulesBeforeProxy } = require('./url-rules');
 const { parseListenAddress } = require('./listen-address');
 
 const { DEFAULT_CONFIG_FILE, stateDirectory } = require('../product');
@@ -54,7 +55,8 @@ function loadConfig(file, { extraValidators = {} } = {}) {
 
 // A parsed config object, validated and completed as loadConfig does (schema defaults applied,
 // paths resolved against the config file's directory). The object is changed in place.
-// warnings: SVR.JS keys accepted without their effect, one line each ("FILE: key: why").
+// warnings: SVR.JS keys accepted without their effect, and `url` access rules in front of a proxy
+// rule (url-rules.js), one line each ("FILE: key: why").
 function checkConfig(config, { file, configFile = path.resolve(file), extraValidators = {} }) {
   const givenKeys = isPlainObject(config) ? Object.keys(config) : []; // before defaults fill it in
   const problems = schemaProblems(config, extraValidators);
@@ -65,7 +67,8 @@ function checkConfig(config, { file, configFile = path.resolve(file), extraValid
       problems.splice(0, problems.length, ...problems.filter((problem) => problem.key !== 'wwwroot'));
     }
     problems.push(...svrjs.problems);
-    warnings = [...svrjs.warnings, ...unservedMetrics(config)].map((problem) => formatProblem(file, problem));
+    warnings = [...svrjs.warnings, ...unservedMetrics(config), ...urlRulesBeforeProxy(config)].map((problem) => formatProblem(file, problem));
+    if (isPlainObject(config.acme)) config.secure = true; // ACME is HTTPS (acme/review.js checks the rest at start)
     problems.push(...semanticProblems(config, path.dirname(configFile), configFile));
     svrjsKeys.applyAliases(config);
     resolvePaths(config, path.dirname(configFile));

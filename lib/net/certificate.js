@@ -389,7 +389,8 @@ function ensureCertificate(config, opts = {}) {
     result.fingerprint256 = x509.fingerprint256;
     log.warn(`generated a self-signed certificate (${reason}): ${certFile}, key ${keyFile}; ` +
       `SHA-256 fingerprint ${x509.fingerprint256}; valid until ${x509.validTo} for ${x509.subjectAltName}. ` +
-      'Browsers will warn about it: set "cert" and "key" to a certificate from a CA for production');
+      (config.acme ? 'It serves HTTPS until ACME has obtained a certificate from the CA'
+        : 'Browsers will warn about it: set "cert" and "key" to a certificate from a CA for production'));
   } catch (err) {
     fail(`stateDirectory: cannot write the self-signed certificate into ${dir}: ${describeFsError(err)} ` +
       '(set "stateDirectory" to a writable folder, or set "cert" and "key")');

@@ -9,6 +9,7 @@ const { compileTrustedProxies } = require('../http/trusted-proxies');
 const log = require('../log');
 const { answerParserErrors } = require('./parser-errors');
 const { handleUpgrade } = require('./upgrade');
+const { answerHttp09 } = require('./http09');
 const { parseListenAddress } = require('../config/listen-address');
 const { closeSilentConnections, heardFrom } = require('./silent-connections');
 const { boundPipelining } = require('./pipelining');
@@ -36,11 +37,12 @@ function applyTimeouts(server, config) {
 
 // Each listener: { server, port (as configured), listen ({ port, host } or { path }: server.listen's
 // options), scheme, onRequest }.
-// handlers: { site(req, res), httpsRedirect(req, res), connect?(req, socket, head) }, the
-// worker's entry points. The plain listener of an HTTPS site answers with httpsRedirect unless
-// disableToHTTPSRedirect is set. CONNECT requests go to handlers.connect (without a listener Node
-// would close the connection unanswered); requests with an Upgrade header go to the listener's
-// request handler as well (upgrade.js).
+// handlers: { site(req, res), httpsRedirect(req, res), connect?(req, socket, head), acmeAnswers? },
+// the worker's entry points (acmeAnswers: the TLS-ALPN-01 answers, with ACME on). The plain
+// listener of an HTTPS site answers with httpsRedirect unless disableToHTTPSRedirect is set.
+// CONNECT requests go to handlers.connect (without a listener Node would close the connection
+// unanswered); requests with an Upgrade header go to the listener's request handler as well
+// (upgrade.js).
 function createListeners(config, handlers) {
   const listeners = [];
   const handler = handlers.site;
@@ -48,21 +50,24 @@ function createListeners(config, handlers) {
     const redirect = config.secure && !config.disableToHTTPSRedirect;
     const onRequest = redirect ? handlers.httpsRedirect : handler;
     const server = http.createServer(serverOptions(config), requestHandler(onRequest));
+    answerHttp09(server); // http09.js: before any other 'connection' listener
     applyTimeouts(server, config);
     closeSilentConnections(server, config.headersTimeout);
     expectProxyHeader(server, config, 'http');
     listeners.push({ server, port: config.port, listen: parseListenAddress(config.port), scheme: 'http', onRequest });
   }
   if (config.secure) {
-    const { server, drain, reload } = createSecureServer(config, requestHandler(handler), serverOptions(config));
+    const { server, drain, reload } = createSecureServer(config, requestHandler(handler), serverOptions(config), { acmeAnswers: handlers.acmeAnswers });
     applyTimeouts(server, config);
     closeSilentConnections(server, config.headersTimeout);
     expectProxyHeader(server, config, 'https');
     listeners.push({ server, port: config.sport, listen: parseListenAddress(config.sport), scheme: 'https', drain, reload, onRequest: handler });
   }
+  // A CONNECT or an Upgrade request is a request head too: its connection is no longer silent,
+  // and the tunnel that may follow is the proxy's (tunnelIdle) or the taker's to time out.
   for (const { server, onRequest } of listeners) {
-    if (handlers.connect) server.on('connect', handlers.connect);
-    server.on('upgrade', (req, socket, head) => handleUpgrade(req, socket, head, onRequest));
+    if (handlers.connect) server.on('connect', (req, socket, head) => { heardFrom(req); handlers.connect(req, socket, head); });
+    server.on('upgrade', (req, socket, head) => { heardFrom(req); handleUpgrade(req, socket, head, onRequest); });
   }
   limitConnections(listeners.map(({ server }) => server), maxConnections(config));
   return listeners;

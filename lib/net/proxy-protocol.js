@@ -17,6 +17,7 @@
 const net = require('node:net');
 const { plainAddress } = require('../http/trusted-proxies');
 const { acceptedBeneath } = require('./accepted-socket');
+const { summarisedWarnings } = require('./summarised-log');
 
 const V2_SIGNATURE = Buffer.from([0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a]);
 const V1_PREFIX = Buffer.from('PROXY ');
@@ -29,16 +30,17 @@ function requireProxyProtocol(server, { isTrusted, timeoutMs, log }) {
   const secure = server instanceof require('node:tls').Server;
   const handOff = server.listeners('connection');
   server.removeAllListeners('connection');
+  const refused = summarisedWarnings(log, { label: 'PROXY protocol' }); // summarised-log.js
   server.on('connection', (socket) => {
     const peer = plainAddress(socket.remoteAddress);
     if (!isTrusted(peer)) {
-      log.warn(`PROXY protocol: connection from ${peer}, which is not in trustedProxies: closed`);
+      refused(peer, `connection from ${peer}, which is not in trustedProxies: closed`);
       socket.destroy();
       return;
     }
     readHeader(socket, timeoutMs, (error, client) => {
       if (error) {
-        log.warn(`PROXY protocol: connection from ${peer} closed: ${error}`);
+        refused(peer, `connection from ${peer} closed: ${error}`);
         socket.destroy();
         return;
       }

@@ -11,13 +11,27 @@ const fs = require('fs');
 // tls, https and http2 are required when a secure listener is made: a plain-HTTP worker never
 // loads them (start-up time).
 const { selfSignedPaths, versionOptions } = require('./certificate');
+const { acmeSettings } = require('../acme/settings');
+const { AcmeStore, acmeDirectory } = require('../acme/store');
+const { answerAlpnChallenges } = require('./acme-alpn');
 const { rememberAccepted } = require('./accepted-socket');
 
-// The certificate and key files in use: the configured ones, else the generated pair.
-function certificateFiles(config) {
-  if (config.cert || config.key) return { certFile: config.cert, keyFile: config.key };
+// The certificate and key in use: the configured ones; else, with ACME, the certificate the CA
+// issued once there is one; else the generated pair.
+function certificatePair(config) {
+  if (config.cert || config.key) return { cert: fs.readFileSync(config.cert), key: fs.readFileSync(config.key) };
+  const acme = acmeSettings(config);
+  if (acme && acme.certName) {
+    // The primary writes the key, then the certificate: a read between the two sees a pair that
+    // does not match (readCertificate checks), and the next read sees the new pair.
+    const store = new AcmeStore(acmeDirectory(config));
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const issued = store.readCertificate(acme.certName);
+      if (issued) return { cert: issued.certPem, key: issued.keyPem };
+    }
+  }
   const { certFile, keyFile } = selfSignedPaths(config);
-  return { certFile, keyFile };
+  return { cert: fs.readFileSync(certFile), key: fs.readFileSync(keyFile) };
 }
 
 // Host patterns: exact names, and "*.domain" matching exactly one more label
@@ -43,12 +57,8 @@ function sniMatcher(entries) {
 }
 
 function loadTlsContext(config) {
-  const { certFile, keyFile } = certificateFiles(config);
   const base = versionOptions(config);
-  const options = Object.assign({
-    cert: fs.readFileSync(certFile),
-    key: fs.readFileSync(keyFile),
-  }, base);
+  const options = Object.assign(certificatePair(config), base);
   const sni = config.sni || {};
   const hosts = Object.keys(sni);
   if (hosts.length) {
@@ -113,8 +123,10 @@ function http2Settings(config, serverOptions) {
 //   connections elsewhere (HTTP/1.1 connections are drained by the worker with
 //   "Connection: close", as on the plain listener);
 //   reload(config) loads the certificate files (and SNI ones) again for new connections
-//   (--single-threaded's SIGHUP; in a cluster, new workers load them instead).
-function createSecureServer(config, handler, serverOptions = {}) {
+//   (--single-threaded's SIGHUP and a new ACME certificate; in a cluster a reload's new workers
+//   load them instead).
+// acmeAnswers (acme/challenges.js): TLS-ALPN-01 answers, when ACME is on.
+function createSecureServer(config, handler, serverOptions = {}, { acmeAnswers = null } = {}) {
   let context = loadTlsContext(config);
   const options = Object.assign({}, serverOptions, context, {
     // one callback for the server's life, so reload() can change the SNI certificates too
@@ -132,6 +144,7 @@ function createSecureServer(config, handler, serverOptions = {}) {
   if (!config.enableHTTP2) {
     server = require('https').createServer(options, h);
     rememberAccepted(server);
+    if (acmeAnswers) answerAlpnChallenges(server, acmeAnswers);
     return { server, drain: () => {}, reload };
   }
   options.allowHTTP1 = true;
@@ -140,15 +153,22 @@ function createSecureServer(config, handler, serverOptions = {}) {
   if (Array.isArray(config.proxy) && config.proxy.length > 0) options.settings.enableConnectProtocol = true;
   server = require('http2').createSecureServer(options, h);
   rememberAccepted(server);
+  if (acmeAnswers) answerAlpnChallenges(server, acmeAnswers);
   const sessions = new Set();
   let draining = false;
   // A session with no open stream for keepAliveTimeout gets a GOAWAY (graceful: as nginx does
   // with keepalive_timeout); Node's own session timeout would destroy streams in flight.
   const idleMs = Number(config.keepAliveTimeout) || 0;
+  // http2MaxRequestsPerConnection: the stream that reaches it is served, then a graceful GOAWAY
+  // (session.close()). Node never forgets the queued bytes of a stream the client resets (up to
+  // a DATA slice each, static/http2-body.js) and ends a session whose count passes
+  // maxSessionMemory (10 MB) with INTERNAL_ERROR: a fresh session starts from zero.
+  const maxStreams = config.http2MaxRequestsPerConnection; // 0: no limit (started is never 0)
   server.on('session', (session) => {
     if (draining) { session.close(); return; }
     sessions.add(session);
     let open = 0;
+    let started = 0;
     let timer = null;
     const arm = () => {
       if (!idleMs) return;
@@ -158,6 +178,7 @@ function createSecureServer(config, handler, serverOptions = {}) {
     session.on('stream', (stream) => {
       open++;
       clearTimeout(timer);
+      if (++started === maxStreams) session.close();
       stream.once('close', () => { if (--open === 0 && !session.closed) arm(); });
     });
     session.once('close', () => { clearTimeout(timer); sessions.delete(session); });

@@ -42,6 +42,7 @@ const { createHttpsRedirectStage } = require('./https-redirect');
 const { createHealthMetricsStage } = require('./health-metrics');
 const { createForwardProxyStage } = require('./forward-proxy');
 const { createConnectStage } = require('./connect');
+const { createAcmeChallengeStage } = require('./acme-challenge');
 
 // The proxy stage (and the http/https agents, tls and crypto it brings) is loaded only for a config
 // with `proxy` rules: most sites have none, and each worker would hold its code for nothing.
@@ -55,10 +56,11 @@ function createProxyStage(site, options) {
 // runs this pipeline (lib/process/rate-limits/); without it `rateLimits` are not applied.
 // cacheIndex: the host's index of the proxy cache's files (lib/process/proxy-cache-index.js),
 // from the process too; without it no proxy rule caches.
-function createPipeline(config, { log, configFile, disableMods = false, isDraining, scrapeMetrics, rateLimiter = null, cacheIndex = null } = {}) {
+// acmeAnswers: the worker's ACME challenge answers (acme/challenges.js), with ACME on.
+function createPipeline(config, { log, configFile, disableMods = false, isDraining, scrapeMetrics, rateLimiter = null, cacheIndex = null, acmeAnswers = null } = {}) {
   applyEnvironment(config); // before mods and serverSideScript.js load
   const scripting = disableMods ? null : createScriptingStage;
-  const { pipeline, problems } = buildPipeline(config, { log, configFile, scripting, isDraining, scrapeMetrics, rateLimiter, cacheIndex });
+  const { pipeline, problems } = buildPipeline(config, { log, configFile, scripting, isDraining, scrapeMetrics, rateLimiter, cacheIndex, acmeAnswers });
   if (problems.length > 0) {
     pipeline.close();
     throw Object.assign(new Error(problems.join('\n')), { code: 'ECONFIG' });
@@ -79,7 +81,7 @@ function checkPipeline(config, { configFile, disableMods = false } = {}) {
 
 // Every stage is built through build(), even when an earlier one failed, so that every problem
 // is reported at once. scripting: the scripting stage's factory (null: no mods, no script).
-function buildPipeline(config, { log, configFile, scripting: scriptingFactory, isDraining, scrapeMetrics, rateLimiter = null, cacheIndex = null }) {
+function buildPipeline(config, { log, configFile, scripting: scriptingFactory, isDraining, scrapeMetrics, rateLimiter = null, cacheIndex = null, acmeAnswers = null }) {
   const site = createSite(config, { log, configFile });
   site.sendError = createErrorPages(site);
   const problems = [];
@@ -96,10 +98,12 @@ function buildPipeline(config, { log, configFile, scripting: scriptingFactory, i
   const proxy = build(createProxyStage, site, { cacheIndex });
   const counters = config.allowStatus ? createRequestCounters() : null;
   const healthAndMetrics = build(createHealthMetricsStage, site, { isDraining, scrapeMetrics });
+  const acmeChallenge = build(createAcmeChallengeStage, site, acmeAnswers);
   const stages = [
     build(createForwardProxyStage, rootScripting && rootScripting.proxyRequest),
     build(createServerHeadersStage, site),
     build(createStrictHeadStage, site),
+    acmeChallenge,
     build(createClientAddressStage, site),
     build(createBlocklistStage, site),
     healthAndMetrics,
@@ -120,6 +124,7 @@ function buildPipeline(config, { log, configFile, scripting: scriptingFactory, i
   const redirectStages = [
     build(createServerHeadersStage, site),
     build(createStrictHeadStage, site),
+    acmeChallenge,
     build(createClientAddressStage, site),
     build(createBlocklistStage, site),
     healthAndMetrics,

@@ -6,8 +6,9 @@
 // arithmetic on plain numbers from the workers and, when `metrics.port` is set, one small HTTP
 // listener that answers only the metrics path.
 //
-//   new MetricsAggregator() .ingest(key, report) .forget(key) .count(name) .render({ workers })
-//   createPrimaryMetrics(config, { pool() }) -> hooks for primary.js, or null when metrics are off
+//   new MetricsAggregator() .ingest(key, report) .forget(key) .count(name) .render({ workers, certificates })
+//   createPrimaryMetrics(config, { pool(), certificates() }) -> hooks for primary.js, or null when metrics are off
+//   (certificates: the ACME manager's status() list: expiry, failed renewals, orders)
 //   createLocalMetricsSink(config) -> the same for --single-threaded, or null
 
 const http = require('node:http');
@@ -56,7 +57,8 @@ class MetricsAggregator {
 
   // rateLimits: the host's counter's status ({ keys, redis: null | { up } }), or null without one.
   // proxyCache: the cache index's status ({ entries, bytes }), or null without a caching rule.
-  render({ workers, rateLimits = null, proxyCache = null }) {
+  // certificates: the ACME manager's status() list (expiry, failed attempts, orders), [] without ACME.
+  render({ workers, rateLimits = null, proxyCache = null, certificates = [] }) {
     const out = [];
     const metric = (name, type, help, samples) => {
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
@@ -103,6 +105,7 @@ class MetricsAggregator {
       metric('svr_proxy_cache_bytes', 'gauge', 'Bytes of the proxy cache\'s files (at most proxyCache.maxBytes).', [['', proxyCache.bytes]]);
       metric('svr_proxy_cache_stores_total', 'counter', 'Responses written to the proxy cache.', [['', proxyCache.stored]]);
     }
+    if (certificates.length) certificateMetrics(metric, certificates);
     metric('svr_start_time_seconds', 'gauge', 'When the server started (Unix time).', [['', Math.floor(this.startedAt / 1000)]]);
     return `${out.join('\n')}\n`;
   }
@@ -110,6 +113,17 @@ class MetricsAggregator {
 
 function labelValue(text) {
   return String(text).replace(/["\\\n]/g, '_');
+}
+
+// ACME: days until each certificate expires (none until one was obtained), and the failed
+// attempts and orders of this primary since it started.
+function certificateMetrics(metric, certificates) {
+  const label = (name) => `{name="${labelValue(name)}"}`;
+  const now = Date.now();
+  metric('svr_acme_certificate_expiry_days', 'gauge', 'Days until the ACME certificate expires.',
+    certificates.filter((c) => c.meta && c.meta.notAfter).map((c) => [label(c.name), Number(((Date.parse(c.meta.notAfter) - now) / 86400000).toFixed(3))]));
+  metric('svr_acme_renewal_failures_total', 'counter', 'Failed attempts to obtain or renew the certificate.', certificates.map((c) => [label(c.name), c.failedTotal]));
+  metric('svr_acme_orders_total', 'counter', 'Orders sent to the CA.', certificates.map((c) => [label(c.name), c.orders]));
 }
 
 function upstreamSamples(gauges) {
@@ -145,7 +159,7 @@ function listenForScrapes(metrics, render) {
 // FLUSH_TIMEOUT_MS is rendered with what it reported last.
 const FLUSH_TIMEOUT_MS = 500;
 
-function createPrimaryMetrics(config, { pool, rateLimits = () => null, proxyCache = () => null }) {
+function createPrimaryMetrics(config, { pool, rateLimits = () => null, proxyCache = () => null, certificates = () => [] }) {
   if (!config.metrics) return null;
   const aggregator = new MetricsAggregator();
   const waiting = new Map(); // worker id -> [resolve]
@@ -158,7 +172,7 @@ function createPrimaryMetrics(config, { pool, rateLimits = () => null, proxyCach
   })));
   const render = async () => {
     await flushAll();
-    return aggregator.render({ workers: pool().size, rateLimits: rateLimits(), proxyCache: proxyCache() });
+    return aggregator.render({ workers: pool().size, rateLimits: rateLimits(), proxyCache: proxyCache(), certificates: certificates() });
   };
   if (config.metrics.port !== null && config.metrics.port !== undefined) listenForScrapes(config.metrics, render);
   return {

@@ -23,6 +23,7 @@ const { PRIMARY, createDispatcher, answerQuestion } = require('./messages');
 const { createRateCounter } = require('./rate-limits/counter');
 const { answerRateLimits } = require('./rate-limits/ipc');
 const { primaryCacheIndex, cachesAnything } = require('./proxy-cache-index');
+const { startAcme, acmeDone } = require('./acme');
 
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_CAP_MS = 15000;
@@ -79,6 +80,7 @@ class Supervisor {
       'cache-stored': (message) => this.cacheIndex?.stored(message.file, message.bytes),
       'cache-unlock': (message, handle, worker) => this.cacheIndex?.unlock(worker, message.folder),
       'cache-forgotten': (message, handle, worker) => this.cacheIndex?.forgotten(worker, message.id),
+      'acme-done': (message) => acmeDone(message),
     };
   }
 
@@ -126,6 +128,7 @@ class Supervisor {
       pool: () => this.pool,
       rateLimits: () => this.rateCounter && this.rateCounter.status(),
       proxyCache: () => this.cacheIndex && this.cacheIndex.status(),
+      certificates: () => (this.acme ? [this.acme.status()] : []),
     });
     if (hasRateLimits(config)) this.rateCounterFor(config); // Redis connects before the first request
     this.cacheIndexFor(config);
@@ -145,7 +148,21 @@ class Supervisor {
     await storeSockets(this.heldSockets.handles, log); // before READY: a restart may follow at once
     await notifyReady(ready, log);
     startRenewalTimer(() => this.config, () => this.reload('certificate renewal'));
+    this.restartAcme();
     if (this.reloadQueued) this.runReload('SIGHUP received while starting');
+  }
+
+  // ACME orders once the workers listen: they answer the CA's challenges. A reload starts it
+  // again with the new config (the workers it starts already read the certificate on disk).
+  // The metrics' counters carry over (a Prometheus counter never goes down while the process lives).
+  restartAcme() {
+    const previous = this.acme;
+    if (previous) previous.stop();
+    this.acme = startAcme(this.config, {
+      log,
+      previous,
+      workers: () => [...this.pool].filter((worker) => worker.svr.ready && !worker.svr.retiring),
+    });
   }
 
   async openControlSocket() {
@@ -389,6 +406,7 @@ class Supervisor {
       await Promise.all(stopped);
       const message = `reload complete: ${old.length} worker(s) replaced by ${target} in ${Date.now() - startedAt} ms`;
       log.info(message);
+      this.restartAcme();
       await forgetSockets(this.heldSockets.keepOnly(configuredKeys(config)), log);
       await storeSockets(this.heldSockets.handles, log);
       if (hasRateLimits(config)) this.rateCounterFor(config);
@@ -460,6 +478,7 @@ class Supervisor {
       process.exit(0);
     }
     this.stopping = true;
+    if (this.acme) this.acme.stop();
     for (const resolve of this.reloadWaiters.splice(0)) resolve({ ok: false, message: 'svr is stopping' });
     this.heldSockets.closeAll();
     log.info(`${signal}: stopping gracefully (in-flight requests get up to ${this.config.shutdownTimeout} ms)`);

@@ -11,6 +11,7 @@ const { startWorker, drainDelay } = require('./worker');
 const { installCrashHandlers } = require('../request-context');
 const { createLocalMetricsSink } = require('./metrics');
 const { EXIT_CONFIG, startFailureStatus } = require('./exit-status');
+const { startAcme } = require('./acme');
 const { createRateCounter } = require('./rate-limits/counter');
 const { inProcessRateLimiter } = require('./rate-limits/ipc');
 const { inProcessCacheIndex } = require('./proxy-cache-index');
@@ -25,10 +26,11 @@ async function runStartSteps(options) {
 
 async function runSingleThreaded(options) {
   let worker = null;
+  let acme = null; // the ACME manager, once the process listens
   // Signals are handled from the start: one arriving while the start's steps run must not kill
   // the process with Node's default action.
-  process.on('SIGTERM', () => stop(worker, 'SIGTERM'));
-  process.on('SIGINT', () => stop(worker, 'SIGINT'));
+  process.on('SIGTERM', () => { if (acme) acme.stop(); stop(worker, 'SIGTERM'); });
+  process.on('SIGINT', () => { if (acme) acme.stop(); stop(worker, 'SIGINT'); });
   process.on('SIGHUP', () => { if (worker) reload(worker, options); });
   process.on('SIGUSR1', () => { // after logrotate, as the primary does
     try { accessLog.reopen(); log.reopen(); } catch (error) { log.error(`cannot reopen a log file: ${error.message}`); }
@@ -42,7 +44,11 @@ async function runSingleThreaded(options) {
   log.warn('running single-threaded: a crash stops the server (use this mode for debugging)');
   removeStaleSockets(config, log);
   worker = startWorker(config, options.configFile, {
-    ready: (listeners) => log.info(banner(listeners, `single-threaded, pid ${process.pid}`)),
+    ready: (listeners) => {
+      log.info(banner(listeners, `single-threaded, pid ${process.pid}`));
+      // ACME orders in this process too, once it listens (it answers the CA's challenges).
+      acme = startAcme(config, { log, deliver: (message) => (worker.onAcmeMessage(message).ok ? 1 : 0) });
+    },
     fatal: (code, message) => {
       log.error(`cannot start: ${message}`);
       process.exit(startFailureStatus(code));

@@ -16,6 +16,10 @@
 //                 reported with its file. Mod code never runs in the primary.
 //   config        the config file: JSON, the schema (with the mods' keys) and its defaults, what
 //                 a schema cannot say, paths; then --port and --workers.
+//   acme-review   with `acme`: a name to ask for, no cert/key of the user's, a warning when the
+//                 CA's ports (80, 443) are not this config's (acme/review.js); at start, the
+//                 certificate already in the state directory is named in the log. Obtaining one
+//                 waits for the workers (they answer the CA): process/acme.js, after the fork.
 //   certificates  HTTPS: the certificate files checked; at start (never with checkOnly), the
 //                 self-signed pair made or renewed before any worker reads it.
 //   pipeline      every compiler a worker runs when it builds its pipeline (proxy rules, rewrite
@@ -31,10 +35,12 @@ const { loadConfig } = require('../config/load');
 const { readModKeys } = require('../pipeline/scripting/mod-keys');
 const { ensureCertificate } = require('../net/certificate');
 const { checkPipeline } = require('../pipeline');
+const { reviewAcme, storedCertificate } = require('../acme/review');
 
 const START_STEPS = [
   { name: 'mods', gate: true, problem: 'cannot load the mods', run: readMods },
   { name: 'config', gate: true, problem: 'the config is invalid', run: readConfigFile },
+  { name: 'acme-review', problem: 'the config is invalid', run: prepareAcme },
   { name: 'certificates', problem: 'the config is invalid', run: prepareCertificates },
   { name: 'pipeline', problem: 'cannot start', run: compilePipeline },
 ];
@@ -74,6 +80,17 @@ function readConfigFile(start) {
   if (options.workers !== undefined) config.workers = options.workers;
   start.config = config;
   return [];
+}
+
+function prepareAcme(start) {
+  const { config, options, checkOnly } = start;
+  const { errors, warnings } = reviewAcme(config);
+  start.warnings.push(...warnings.map((message) => `${options.configFile}: acme: ${message}`));
+  if (!checkOnly && errors.length === 0) {
+    const stored = storedCertificate(config);
+    if (stored) start.infos.push(stored);
+  }
+  return errors.map((message) => `${options.configFile}: acme: ${message}`);
 }
 
 function prepareCertificates(start) {

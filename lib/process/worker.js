@@ -16,7 +16,11 @@ const { installCrashHandlers, observeUserCode } = require('../request-context');
 const { startHeartbeat } = require('./watchdog');
 const { watchProgress, SAMPLE_MS } = require('./drain-progress');
 const { workerSockets } = require('./held-sockets');
+const { dieWithParent } = require('./orphan-watchdog');
 const { WORKER, createDispatcher, createAsker } = require('./messages');
+const { acmeSettings } = require('../acme/settings');
+const { acmeDirectory } = require('../acme/store');
+const { ChallengeAnswers } = require('../acme/challenges');
 const { ipcRateLimiter } = require('./rate-limits/ipc');
 const { ipcCacheIndex, cachesAnything } = require('./proxy-cache-index');
 
@@ -54,6 +58,8 @@ class Worker {
     }) : null;
     this.pipeline = null;
     this.listeners = [];
+    // ACME's challenge answers (the primary orders; this worker answers the CA).
+    this.acmeAnswers = acmeSettings(config) ? new ChallengeAnswers(acmeDirectory(config)) : null;
   }
 
   // A worker's start: build the pipeline and await what it prepares, then listen. A config it
@@ -65,6 +71,7 @@ class Worker {
         site: (req, res) => this.onRequest(req, res, this.pipeline.handle),
         httpsRedirect: (req, res) => this.onRequest(req, res, this.pipeline.httpsRedirect),
         connect: (req, socket, head) => this.onConnect(req, socket, head),
+        acmeAnswers: this.acmeAnswers,
       });
     } catch (error) {
       this.hooks.fatal(error.code || 'ECONFIG', error.message);
@@ -72,6 +79,26 @@ class Worker {
     }
     if (this.draining) return; // told to stop while it was preparing
     await this.listen();
+  }
+
+  // The primary's ACME messages: a challenge to answer or to forget, a new certificate to serve.
+  // Returns the answer the primary waits for.
+  onAcmeMessage(message) {
+    if (message.type === 'acme-challenge' && this.acmeAnswers) {
+      if (message.action === 'add') this.acmeAnswers.add(message.record);
+      else this.acmeAnswers.remove(message.record);
+      return { ok: true };
+    }
+    if (message.type === 'acme-certificate') {
+      try {
+        for (const listener of this.listeners) if (listener.reload) listener.reload(this.config);
+        return { ok: true };
+      } catch (error) {
+        log.error(`cannot load the new ACME certificate, still serving the previous one: ${error.message}`);
+        return { ok: false, message: error.message };
+      }
+    }
+    return { ok: false, message: `unknown message ${message.type}` };
   }
 
   // The per-config parts, built once; a single-threaded reload builds them again (the old ones
@@ -86,6 +113,7 @@ class Worker {
       disableMods: this.disableMods,
       isDraining: () => this.draining,
       scrapeMetrics: this.metrics ? () => this.metrics.scrape() : null,
+      acmeAnswers: this.acmeAnswers,
       rateLimiter: this.hooks.rateLimiter,
       cacheIndex: this.hooks.cacheIndex,
     });
@@ -321,6 +349,8 @@ function runClusterWorker() {
         observeUserCode(startHeartbeat({ stallTimeoutMs: message.config.workerStallTimeout, send, served: () => worker.served, busyConnections: (windowMs) => worker.busyConnections(windowMs) }));
       }
     },
+    'acme-challenge': (message) => answerAcme(worker, message),
+    'acme-certificate': (message) => answerAcme(worker, message),
     'shed-connections': (message) => worker?.shedConnections(message.count, message.forMs),
     'reopen-logs': () => reopenLogs(),
     drain: (message) => worker?.drain(message.idleGraceMs, message.timeoutMs, { transferTimeoutMs: message.transferTimeoutMs, delayMs: message.delayMs }),
@@ -330,7 +360,9 @@ function runClusterWorker() {
     'cache-forget': (message) => cacheIndex?.forgetMessage(message),
   }, log);
   process.on('message', dispatch);
-  // The primary is gone (killed with -9, say): nobody supervises this worker any more.
+  // The primary is gone (killed with -9, say): nobody supervises this worker any more. A worker
+  // stuck in user code never gets this event: the thread of orphan-watchdog.js kills it.
+  dieWithParent();
   process.on('disconnect', () => {
     if (confirmNoMoreConnections) confirmNoMoreConnections(); // no primary, no more connections
     if (worker) worker.drain(0, 1000); else process.exit(0);
@@ -343,6 +375,13 @@ function runClusterWorker() {
   process.on('SIGINT', drainNow);
   process.on('SIGHUP', () => {});
   installCrashHandlers({ log, onCrash: (error) => (worker ? worker.recycle(error) : process.exit(1)) });
+}
+
+// The primary's ACME messages: done, with the outcome, is what it waits for.
+function answerAcme(worker, message) {
+  if (!worker) return;
+  const outcome = worker.onAcmeMessage(message);
+  if (process.connected) process.send({ type: 'acme-done', id: message.id, ok: outcome.ok, message: outcome.message || null });
 }
 
 // How long a stopping server keeps serving with its health path at 503 (health.drainDelay).

@@ -78,10 +78,12 @@ test('two hosts share one limit through Redis; each limits alone (or opens, or c
   assert.equal(metricValue((await request(`${closed.url}/metrics`)).text, 'svr_rate_limited_requests_total{rule="/api/",outcome="unavailable"}'), 1);
 
   // Redis back on the same port: the hosts share their counts again (a fresh Redis: empty counts).
-  const since = a.stderr().length;
+  // Both hosts must have noticed before the count starts: one still limiting alone would let more through.
+  const sinceA = a.stderr().length;
+  const sinceB = b.stderr().length;
   redis = await startRedis(redisPort);
-  await a.waitForLog(/rate limits: Redis at .* is reachable; the hosts share their counters again/, 'stderr', since, 10000);
-  await b.waitForLog(/is reachable; the hosts share/, 'stderr', 0, 10000);
+  await a.waitForLog(/rate limits: Redis at .* is reachable; the hosts share their counters again/, 'stderr', sinceA, 10000);
+  await b.waitForLog(/rate limits: Redis at .* is reachable; the hosts share their counters again/, 'stderr', sinceB, 10000);
   const again = await hammer([`${a.url}/api/x`, `${b.url}/api/x`], { lanes: 4, ms: 2000 });
   assertRate(again.statuses[200] || 0, { ...LIMIT, elapsedMs: again.elapsedMs }, 'over both hosts, Redis back');
 });

@@ -97,3 +97,9 @@ test('config/ requires neither net/, pipeline/ nor process/', () => {
 test('nothing below process/ requires process/', () => {
   assert.deepEqual(broken((e) => part(e.from) !== 'process' && e.target !== null && part(e.target) === 'process'), []);
 });
+
+test('acme/ requires only itself, product.js and package.json (besides built-ins)', () => {
+  const allowed = new Set([path.join(LIB, 'product.js'), path.join(LIB, '..', 'package.json')]);
+  assert.deepEqual(broken((e) => part(e.from) === 'acme' && e.target !== null && part(e.target) !== 'acme' && !allowed.has(e.target)), []);
+  assert.deepEqual(broken((e) => part(e.from) === 'acme' && e.target === null && !builtinModules.includes(e.spec.replace(/^node:/, ''))), []);
+});

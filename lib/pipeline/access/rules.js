@@ -6,7 +6,8 @@
 // address the connection came in on, and `url` equals the path (decoded, after rewriting, repeated
 // slashes collapsed) or `regex` matches the URL (path plus query) or that path. Every rule is
 // tried; the first matching rule that is not a 401 wins over any 401 rule (SVR.JS's precedence):
-//   301/302/307/308  redirect to `location` ($1... from `regex`; a `url` rule keeps the query)
+//   301/302/307/308  redirect to `location` ($1... from `regex`; a `url` rule keeps the query),
+//                    encoded and kept on the rule's origin (redirect-location.js), else 400
 //   401              HTTP Basic login against `users` (site.authenticate), limited to `userList`,
 //                    with brute-force protection (brute-force.js) unless disableBruteProtection
 //   403/451 + users  only for clients in that address list (`users` here is addresses, not accounts)
@@ -18,6 +19,7 @@ const { compileAddressList } = require('../../http/address-list');
 const { compileRegexString } = require('../../config/regex-string');
 const { PRODUCT } = require('../../product');
 const { createBruteForceGuard, MAX_FAILURES, LOCK_MS } = require('./brute-force');
+const { compileLocationGuard } = require('./redirect-location');
 
 const REDIRECTS = new Set([301, 302, 307, 308]);
 
@@ -33,6 +35,7 @@ function compileRule(rule) {
     regex: typeof rule.regex === 'string' ? withoutGlobal(compileRegexString(rule.regex)) : null,
     location: rule.location,
     isRedirect: REDIRECTS.has(rule.scode),
+    safeLocation: REDIRECTS.has(rule.scode) ? compileLocationGuard(rule.location ?? '') : null,
     appliesTo: (req) => (host === null || host(req)) && (local === null || local.has(req.socket.localAddress)),
     clients,
     userList: Array.isArray(rule.userList) ? new Set(rule.userList) : null,
@@ -124,7 +127,9 @@ function createAccessRulesStage(site) {
     const { rule, url, path } = found;
     if (rule.scode === 401) return login(req, res, next, rule);
     if (rule.isRedirect) {
-      res.writeHead(rule.scode, { Location: redirectTarget(rule, url, path), 'Content-Length': 0 });
+      const location = rule.safeLocation(redirectTarget(rule, url, path));
+      if (location === null) return sendError(req, res, 400); // it would leave the rule's origin
+      res.writeHead(rule.scode, { Location: location, 'Content-Length': 0 });
       return res.end();
     }
     const status = rule.scode >= 400 && http.STATUS_CODES[rule.scode] ? rule.scode : 501;

@@ -5,7 +5,8 @@
 // the names it lists, Keep-Alive, TE, Trailer, Transfer-Encoding, Upgrade, Proxy-*), minus HTTP/2
 // pseudo-headers; plus X-Forwarded-For/-Proto/-Host and Forwarded. The client's own values of
 // those four are kept (and appended to) only when the peer is in `trustedProxies`; from anyone
-// else they are replaced, so a client cannot forge its address. Then the rule's set/remove edits.
+// else they are replaced, so a client cannot forge its address; X-Real-IP likewise passes only
+// from a trusted peer, and "_" spellings of these names never. Then the rule's set/remove edits.
 // From the upstream: its headers minus the hop-by-hop ones, then the rule's response edits.
 
 const { plainAddress } = require('../../http/trusted-proxies');
@@ -15,6 +16,19 @@ const HOP_BY_HOP = new Set([
   'te', 'trailer', 'transfer-encoding', 'upgrade', 'http2-settings',
 ]);
 const FORWARDING = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'forwarded']);
+// Also about the client's address, which svr does not set: passed on only from a trusted proxy.
+const ADDRESS_CLAIMS = new Set([...FORWARDING, 'x-real-ip']);
+
+// A name that becomes a forwarding header when "_" is read as "-" (CGI and WSGI environments,
+// some frameworks): never forwarded, from anyone.
+function spellsForwarding(name) {
+  return name.includes('_') && ADDRESS_CLAIMS.has(name.replace(/_/g, '-'));
+}
+
+function dropped(name, listed, trusted) {
+  return name.charCodeAt(0) === 58 /* ':' */ || isHopByHop(name, listed) || FORWARDING.has(name)
+    || (name === 'x-real-ip' && !trusted) || spellsForwarding(name);
+}
 
 // Names listed in the Connection header are hop-by-hop too.
 function connectionTokens(value) {
@@ -30,13 +44,12 @@ function isHopByHop(name, listed) {
 function upstreamRequestHeaders(req, rule, target, ctx) {
   const incoming = req.headers;
   const listed = connectionTokens(incoming.connection);
-  const headers = {};
-  for (const name of Object.keys(incoming)) {
-    if (name.charCodeAt(0) === 58 /* ':' */ || isHopByHop(name, listed) || FORWARDING.has(name)) continue;
-    headers[name] = incoming[name];
-  }
   const peer = plainAddress(req.socket && req.socket.remoteAddress);
   const trusted = peer !== '' && ctx.isTrusted(peer);
+  const headers = {};
+  for (const name of Object.keys(incoming)) {
+    if (!dropped(name, listed, trusted)) headers[name] = incoming[name];
+  }
   const proto = isEncrypted(req) ? 'https' : 'http';
   const host = String(incoming.host || incoming[':authority'] || '');
   const keep = (name) => (trusted && incoming[name] ? String(incoming[name]) : null);

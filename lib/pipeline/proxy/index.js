@@ -6,7 +6,8 @@
 //     cacheIndex: where the cache reports the files it stores (the primary bounds the directory)
 //     An HTTP/1.1 Upgrade request (WebSocket) comes through the pipeline like any other, with a
 //     response on its socket and req.upgradeHead (lib/net/upgrade.js); so does an HTTP/2
-//     extended CONNECT (the worker's 'connect' listener). A matching rule tunnels them.
+//     extended CONNECT (the worker's 'connect' listener). A matching rule tunnels them when
+//     upgrade-policy.js allows it.
 //     stage.upstreamHealth() -> [{ upstream, up }]  for the metrics
 //     stage.prepare()         starts the active health checks (the worker, before it listens;
 //                             a pipeline built only to check a config never calls it)
@@ -14,15 +15,16 @@
 //
 // site: { config, sendError(req, res, status, options), log }.
 // Parts: rules.js (the rules, compiled once), forward.js (one request), upgrade.js (WebSocket
-// tunnels), forward-headers.js (headers), cache/ (the response cache of rules with
-// `"cache": true`). Picking, retrying, health and the HTTP transport are the upstream seam's
-// (../upstream/), which a second protocol's gateway shares.
+// tunnels), upgrade-policy.js (which upgrades are tunnelled), forward-headers.js (headers),
+// cache/ (the response cache of rules with `"cache": true`). Picking, retrying, health and the
+// HTTP transport are the upstream seam's (../upstream/), which a second protocol's gateway shares.
 
 const { compileProxyRules, findRule } = require('./rules');
 const { compileTrustedProxies } = require('../../http/trusted-proxies');
 const { splitTarget } = require('../../http/target');
 const { forward } = require('./forward');
 const { tunnel } = require('./upgrade');
+const { upgradeDecision } = require('./upgrade-policy');
 const { createProxyCache } = require('./cache');
 
 function createProxyStage(site, { cacheIndex = null } = {}) {
@@ -38,7 +40,15 @@ function createProxyStage(site, { cacheIndex = null } = {}) {
   function stage(req, res, next) {
     const rule = findRule(rules, req, splitTarget(req.url).path);
     if (!rule) return next();
-    if (isTunnel(req)) return tunnel(req, res, rule, ctx);
+    if (isTunnel(req)) {
+      const decision = upgradeDecision(req, rule);
+      if (decision.protocol) return tunnel(req, res, rule, ctx, decision.protocol);
+      if (!decision.forward) {
+        for (const [name, value] of Object.entries(decision.headers || {})) res.setHeader(name, value);
+        return ctx.sendError(req, res, decision.status);
+      }
+      return forward(req, res, rule, ctx); // an unlisted protocol: as an ordinary request, uncached
+    }
     if (rule.cache && cache !== null) return req.method === 'PURGE' ? cache.purge(req, res, rule, ctx) : cache.handle(req, res, rule, ctx, forward);
     return forward(req, res, rule, ctx);
   }

@@ -48,6 +48,7 @@ function compileRule(entry, at, errors) {
     preserveHost: entry.preserveHost,
     via: entry.via,
     timeouts,
+    upgradeProtocols: new Set(entry.upgradeProtocols.map((token) => token.toLowerCase())),
     retries: entry.retries,
     requestHeaders: compileHeaderEdits(entry.requestHeaders),
     responseHeaders: compileHeaderEdits(entry.responseHeaders),

@@ -42,8 +42,9 @@ function upgradeRequest(upstream, rule, req, method, headers) {
 
 // HTTP/1.1: req.socket and req.upgradeHead (lib/net/upgrade.js); HTTP/2: an extended CONNECT.
 // res: a response for any answer that is not the switch (an error page, a refusal relayed).
-function tunnel(req, res, rule, ctx) {
-  if (req.httpVersionMajor === 2) return tunnelFromHttp2(req, res, rule, ctx);
+// protocol: what the client asked for, in lower case (upgrade-policy.js allowed it).
+function tunnel(req, res, rule, ctx, protocol) {
+  if (req.httpVersionMajor === 2) return tunnelFromHttp2(req, res, rule, ctx, protocol);
   const socket = req.socket;
   const head = req.upgradeHead || Buffer.alloc(0);
   const upstream = rule.pool.pick(new Set());
@@ -66,6 +67,7 @@ function tunnel(req, res, rule, ctx) {
     else socket.destroy();
   });
   upReq.on('upgrade', (upRes, upSocket, upHead) => {
+    if (!switchedTo(protocol, upRes, upSocket, () => `proxy: upgrade ${req.url} -> ${upstream.label}`, ctx)) return ctx.sendError(req, res, 502);
     upgraded = true;
     upstream.recordSuccess();
     res.statusCode = upRes.statusCode; // for the access log; the status line goes out raw below
@@ -85,11 +87,10 @@ function tunnel(req, res, rule, ctx) {
 // HTTP/2 (RFC 8441): the client's CONNECT stream becomes an HTTP/1.1 WebSocket handshake upstream
 // (GET with Upgrade, and the Sec-WebSocket-Key HTTP/2 has no use for); the upstream's 101 becomes
 // a 200 on the stream, and from then on the stream and the upstream socket are piped together.
-function tunnelFromHttp2(req, res, rule, ctx) {
+function tunnelFromHttp2(req, res, rule, ctx, protocol) {
   const upstream = rule.pool.pick(new Set());
   const { target } = upstream;
   const { timeouts } = rule;
-  const protocol = req.headers[':protocol'];
   let upgraded = false;
   upstream.active++;
   res.once('close', () => {
@@ -110,6 +111,7 @@ function tunnelFromHttp2(req, res, rule, ctx) {
     else res.destroy();
   });
   upReq.on('upgrade', (upRes, upSocket, upHead) => {
+    if (!switchedTo(protocol, upRes, upSocket, () => `proxy: HTTP/2 CONNECT ${req.url} -> ${upstream.label}`, ctx)) return ctx.sendError(req, res, 502);
     upgraded = true;
     upstream.recordSuccess();
     const answer = {};
@@ -133,6 +135,16 @@ function tunnelFromHttp2(req, res, rule, ctx) {
   });
   upReq.end();
   return undefined;
+}
+
+// The sockets are joined only when the upstream's 101 names the protocol asked for: an upstream
+// that switches to something else would be spoken to in a protocol neither side agreed on.
+function switchedTo(protocol, upRes, upSocket, describe, ctx) {
+  const switched = String(upRes.headers.upgrade || '').trim().toLowerCase();
+  if (switched === protocol) return true;
+  upSocket.destroy();
+  ctx.log.warn(`${describe()}: the upstream switched to ${JSON.stringify(switched)}, not ${JSON.stringify(protocol)}; answering 502`);
+  return false;
 }
 
 // Two sockets become one pipe. When one side ends, the other is ended after what is in flight

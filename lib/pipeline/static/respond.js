@@ -40,6 +40,7 @@ const { makeETag, evaluatePreconditions, ifRangeMatches, parseRange } = require(
 const { FileCache, sameFile, readWhole } = require('./file-cache');
 const { createCompression } = require('./compression');
 const { errorStatus } = require('../path-policy');
+const { isHttp2, endInSlices, SLICE_BYTES } = require('./http2-body');
 
 const SIBLING_RECHECK_MS = 1000; // a missing .br/.gz is looked for again at most once a second
 // Bytes read from a file per chunk of a streamed body. Node's default, 64 KiB, cost a
@@ -339,7 +340,9 @@ function statusAndHeaders(rep, range) {
 function sendBuffer(res, rep, range, data) {
   const [status, headers] = statusAndHeaders(rep, range);
   res.writeHead(status, headers);
-  res.end(range === null ? data : data.subarray(range.start, range.end + 1));
+  const body = range === null ? data : data.subarray(range.start, range.end + 1);
+  if (isHttp2(res)) endInSlices(res, body); // http2-body.js: what a cancel may leave counted
+  else res.end(body);
 }
 
 // 4. The body: from memory when the representation is (or can be) held there, else streamed.
@@ -373,7 +376,7 @@ async function streamBody(r, req, res, entry, rep, range, opened) {
   res.writeHead(status, headers);
   const start = range === null ? 0 : range.start;
   const end = range === null ? rep.stats.size - 1 : range.end; // never past what was announced
-  const source = openBodyStream(r, opened.fd, start, end);
+  const source = openBodyStream(r, opened.fd, start, end, isHttp2(res));
   destroyWithConnection(req, res);
   const done = (err) => { if (err && !res.destroyed) res.destroy(); };
   if (transform) stream.pipeline(source, transform, res, done);
@@ -393,7 +396,9 @@ async function openAt(r, file) {
   }
 }
 
-function openBodyStream(r, fd, start, end) {
+// http2: read in http2-body.js's slices (what a cancel may leave counted against the session).
+function openBodyStream(r, fd, start, end, http2) {
+  if (http2) return fs.createReadStream(null, { fd, start, end, autoClose: true, highWaterMark: SLICE_BYTES });
   const large = r.chunks.large < LARGE_CHUNK_STREAMS;
   const source = fs.createReadStream(null, { fd, start, end, autoClose: true, highWaterMark: large ? LARGE_CHUNK_BYTES : SMALL_CHUNK_BYTES });
   if (large) {

@@ -305,7 +305,7 @@ test('WebSocket-style Upgrade: 101 relayed, bytes both ways, close propagates; u
   try {
     const client = net.connect(proxy.address().port, '127.0.0.1');
     await once(client, 'connect');
-    client.write('GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n');
+    client.write('GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n');
     const [head] = await once(client, 'data');
     assert.match(String(head), /^HTTP\/1\.1 101 /);
     assert.match(String(head), /X-Seen-For: 127\.0\.0\.1/);
@@ -324,7 +324,7 @@ async function rawExchange(server, target) {
   const socket = net.connect(server.address().port, '127.0.0.1');
   const chunks = [];
   socket.on('data', (c) => chunks.push(c));
-  socket.write(`GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n`);
+  socket.write(`GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`);
   await once(socket, 'close');
   return Buffer.concat(chunks).toString();
 }
@@ -359,7 +359,7 @@ test('through svr itself: proxied paths, WebSocket upgrade, static files for the
 
   const client = net.connect(server.port, '127.0.0.1');
   await once(client, 'connect');
-  client.write('GET /app/socket HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n');
+  client.write('GET /app/socket HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n');
   const [head] = await once(client, 'data');
   assert.match(String(head), /^HTTP\/1\.1 101 /);
   client.write('round trip');
