@@ -18,19 +18,42 @@ function main() {
     options = parseCommandLine(process.argv.slice(2));
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`svr: ${error.message}\n\n${USAGE}\n`);
+    process.stderr.write(`svr: ${error.message}\nRun "svr --help" for the commands and options.\n`);
     process.exit(1);
   }
   if (options.help) return console.log(USAGE);
   if (options.version) return console.log(require('./lib/product').versionString());
   if (options.command === 'reload' || options.command === 'reopen-logs') return control(options);
+  if (options.serve) return serve(options);
   const path = require('node:path');
   const { DEFAULT_CONFIG_FILE } = require('./lib/product');
   options.configFile = path.resolve(options.configFile ?? DEFAULT_CONFIG_FILE);
   if (options.check) return check(options);
   if (options.command === 'certs') return certs(options);
+  start(options);
+}
+
+function start(options) {
   if (options.singleThreaded) return require('./lib/process/single-threaded').runSingleThreaded(options);
-  require('./lib/process/primary').runPrimary(options);
+  return require('./lib/process/primary').runPrimary(options);
+}
+
+// svr serve [DIR]: the folder with no config file, on --port or a free port; scripts only when asked.
+async function serve(options) {
+  const { choosePort, describeServe } = require('./lib/config/serve-folder');
+  const log = require('./lib/log');
+  if (options.port === undefined) {
+    try {
+      options.port = await choosePort();
+    } catch (error) {
+      log.error(`svr serve: ${error.message}; give one with --port`);
+      process.exit(1);
+    }
+  }
+  options.configFile = null;
+  options.disableMods = !options.serve.scripts;
+  log.info(describeServe(options.serve));
+  start(options);
 }
 
 // svr check: the start's own steps (process/start.js), without forking and generating nothing:

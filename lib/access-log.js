@@ -101,7 +101,7 @@ function isoTime(now) {
 const NEEDS_ESCAPE = /[\\"\x00-\x1f\x7f]/;
 
 function quoted(value) {
-  if (value === undefined || value === '') return '"-"';
+  if (value === undefined || value === null || value === '') return '"-"';
   const text = String(value);
   if (!NEEDS_ESCAPE.test(text)) return `"${text}"`; // the usual case: one scan, no copy
   return `"${text.replace(/[\\"]/g, '\\$&').replace(/[\x00-\x1f\x7f]/g, escapeControl)}"`;
@@ -117,11 +117,17 @@ function jsonString(text) {
   return NEEDS_JSON_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
 }
 
+// The body's length in bytes, or null when nobody knows it (a script's chunked body).
 function bodyBytes(req, res) {
   if (req.method === 'HEAD' || res.statusCode === 304 || res.statusCode === 204) return 0;
-  const length = res.getHeader('content-length');
-  if (length !== undefined) return Number(length);
-  return (req.svr && req.svr.bodyBytes) ?? '-';
+  const length = Number(res.getHeader('content-length') ?? NaN);
+  if (Number.isInteger(length) && length >= 0) return length;
+  return (req.svr && req.svr.bodyBytes) ?? null;
+}
+
+// A request header's value, or null when it is missing or empty.
+function headerOrNull(value) {
+  return value === undefined || value === '' ? null : value;
 }
 
 // An IPv4 client on a dual-stack socket shows as ::ffff:1.2.3.4; log it as 1.2.3.4.
@@ -151,26 +157,28 @@ function cacheOf(req) {
 function combinedLine(req, res, remote, seconds, now) {
   const headers = req.headers;
   return `${remote} - ${userOf(req)} [${clfTime(now)}] ` +
-    `${quoted(`${req.method} ${urlOf(req)} HTTP/${req.httpVersion}`)} ${res.statusCode} ${bodyBytes(req, res)} ` +
+    `${quoted(`${req.method} ${urlOf(req)} HTTP/${req.httpVersion}`)} ${res.statusCode} ${bodyBytes(req, res) ?? '-'} ` +
     `${quoted(headers.referer)} ${quoted(headers['user-agent'])} ${seconds.toFixed(3)}` +
     (cacheOf(req) === undefined ? '' : ` ${cacheOf(req)}`);
 }
 
 // The JSON object JSON.stringify made of { time, remote, user, method, url, protocol, status,
-// bytes, referer, userAgent, seconds, cache } (referer, userAgent and cache left out when the
-// request had none), written field by field.
+// bytes, referer, userAgent, seconds, cache }, written field by field. One type per field: bytes a
+// number or null, referer and userAgent a string or null; cache left out unless the proxy cache
+// set it.
 function jsonLine(req, res, remote, seconds, now) {
   const headers = req.headers;
   const bytes = bodyBytes(req, res);
-  const referer = headers.referer;
-  const userAgent = headers['user-agent'];
   const cache = cacheOf(req);
   return `{"time":"${isoTime(now)}","remote":${jsonString(remote)},"user":${jsonString(userOf(req))},` +
     `"method":${jsonString(req.method)},"url":${jsonString(urlOf(req))},"protocol":${jsonString(`HTTP/${req.httpVersion}`)},` +
-    `"status":${res.statusCode},"bytes":${typeof bytes === 'number' ? JSON.stringify(bytes) : jsonString(bytes)}` +
-    `${referer === undefined ? '' : `,"referer":${jsonString(referer)}`}` +
-    `${userAgent === undefined ? '' : `,"userAgent":${jsonString(userAgent)}`},"seconds":${Number(seconds.toFixed(6))}` +
+    `"status":${res.statusCode},"bytes":${JSON.stringify(bytes)},"referer":${jsonOrNull(headerOrNull(headers.referer))},` +
+    `"userAgent":${jsonOrNull(headerOrNull(headers['user-agent']))},"seconds":${Number(seconds.toFixed(6))}` +
     `${cache === undefined ? '' : `,"cache":${typeof cache === 'string' ? jsonString(cache) : JSON.stringify(cache)}`}}`;
+}
+
+function jsonOrNull(text) {
+  return text === null ? 'null' : jsonString(text);
 }
 
 // Returns a function to call at the start of every request, or null when logging is off.

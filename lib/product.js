@@ -68,9 +68,10 @@ function modsDirectory(config) {
 const inside = (dir, file) => !path.relative(dir, file).startsWith('..');
 
 // A config outside svr's own directory that leaves mods or state to the defaults next to svr.js:
-// the line that says so at start (the defaults are not next to the config), else null.
+// the line that says so at start (the defaults are not next to the config), else null. No config
+// file (svr serve): nothing to be next to.
 function defaultDirectoriesNote(config, configFile) {
-  if (inside(INSTALL_DIR, configFile)) return null;
+  if (!configFile || inside(INSTALL_DIR, configFile)) return null;
   const used = [];
   if (typeof config.modsDirectory !== 'string' && inside(INSTALL_DIR, DEFAULT_MODS_DIRECTORY)) used.push(`mods from ${DEFAULT_MODS_DIRECTORY}`);
   const state = stateDirectory(config);

@@ -29,7 +29,7 @@ function generate(schema = JSON.parse(fs.readFileSync(SCHEMA_FILE, 'utf8'))) {
     allErrors: true, useDefaults: true, verbose: true, allowUnionTypes: true,
     code: { source: true, formats: _`require("./formats")` },
   });
-  ajv.addVocabulary(['x-expected', 'x-svrjs-ignored']);
+  ajv.addVocabulary(['x-expected', 'x-svrjs-ignored', 'x-svrjs-default']);
   ajv.addFormat('svr-regex', formats['svr-regex']);
   ajv.addFormat('svr-listen', formats['svr-listen']);
   return HEADER + standaloneCode(ajv, ajv.compile(schema)) + '\n';

@@ -1,14 +1,45 @@
 'use strict';
 
-// Turns a JSON.parse SyntaxError into "LINE:COLUMN: message".
+// Turns a JSON.parse SyntaxError into { line, column, message, excerpt }.
 // V8 reports a character offset for most errors ("... in JSON at position 7"), but not for
 // "Unexpected token 'x', "..." is not valid JSON" (Node 20) and never a line or column (Node 18/20),
 // so we locate the error ourselves when V8 does not say where it is.
+// message ends with what the user most likely wrote when it is something JSON lacks (a comment, a
+// trailing comma, single quotes); excerpt is the line with a caret under the place:
+//     5 |   "port": 8080,
+//       |               ^
+
+const EXCERPT_WIDTH = 100; // characters of a long (minified) line shown around the place
 
 function describeJsonSyntaxError(text, error) {
   const index = errorIndex(text, error.message);
   const { line, column } = lineAndColumn(text, index);
-  return { line, column, message: cleanMessage(error.message) };
+  const hint = likelyCause(text, index);
+  return { line, column, message: cleanMessage(error.message) + (hint ? `; ${hint}` : ''), excerpt: excerpt(text, line, column) };
+}
+
+// What JSON forbids and config files written by hand often have.
+function likelyCause(text, index) {
+  if (text.startsWith('//', index) || text.startsWith('/*', index)) return 'JSON has no comments (remove it, or move the note into a key of its own)';
+  if (text[index] === "'") return 'JSON strings and key names take double quotes';
+  if (text[index] === '}' || text[index] === ']') {
+    const before = text.slice(0, index).trimEnd();
+    if (before.endsWith(',')) return `JSON allows no trailing comma (remove the "," before this "${text[index]}")`;
+  }
+  return null;
+}
+
+function excerpt(text, line, column) {
+  const source = text.split('\n')[line - 1] ?? '';
+  let start = 0;
+  if (source.length > EXCERPT_WIDTH) start = Math.max(0, Math.min(column - 1 - EXCERPT_WIDTH / 2, source.length - EXCERPT_WIDTH));
+  const shown = source.slice(start, start + EXCERPT_WIDTH).replace(/\r$/, '');
+  const prefix = start > 0 ? '…' : '';
+  const number = String(line);
+  const pad = ' '.repeat(number.length);
+  // Tabs stay tabs under the line, so that the caret lands under the place in a terminal.
+  const lead = (prefix + shown.slice(0, column - 1 - start)).replace(/[^\t]/g, ' ');
+  return `    ${number} | ${prefix}${shown}${start + EXCERPT_WIDTH < source.length ? '…' : ''}\n    ${pad} | ${lead}^`;
 }
 
 function errorIndex(text, message) {

@@ -16,6 +16,7 @@ const { parseListenAddress } = require('./listen-address');
 const { DEFAULT_CONFIG_FILE, stateDirectory } = require('../product');
 const { sensitiveFiles } = require('./sensitive-files');
 const { workerCount } = require('./worker-count');
+const { closestKey } = require('./did-you-mean');
 
 // Keys holding file-system paths, resolved against the config file's directory.
 // (errorPages[].path and page404 stay relative to wwwroot, as in SVR.JS.)
@@ -46,8 +47,8 @@ function loadConfig(file, { extraValidators = {} } = {}) {
 
   const parsed = parseJson(read.text);
   if (parsed.error) {
-    const { line, column, message } = parsed.error;
-    return failure(configFile, [`${file}:${line}:${column}: JSON syntax error: ${message}`]);
+    const { line, column, message, excerpt } = parsed.error;
+    return failure(configFile, [`${file}:${line}:${column}: JSON syntax error: ${message}\n${excerpt}`]);
   }
 
   return checkConfig(parsed.value, { file, configFile, extraValidators });
@@ -57,7 +58,8 @@ function loadConfig(file, { extraValidators = {} } = {}) {
 // paths resolved against the config file's directory). The object is changed in place.
 // warnings: SVR.JS keys accepted without their effect, and `url` access rules in front of a proxy
 // rule (url-rules.js), one line each ("FILE: key: why").
-function checkConfig(config, { file, configFile = path.resolve(file), extraValidators = {} }) {
+// configFile null: a config made from the command line (svr serve), with paths relative to baseDir.
+function checkConfig(config, { file, configFile = path.resolve(file), baseDir = path.dirname(configFile), extraValidators = {} }) {
   const givenKeys = isPlainObject(config) ? Object.keys(config) : []; // before defaults fill it in
   const problems = schemaProblems(config, extraValidators);
   let warnings = [];
@@ -68,10 +70,12 @@ function checkConfig(config, { file, configFile = path.resolve(file), extraValid
     }
     problems.push(...svrjs.problems);
     warnings = [...svrjs.warnings, ...unservedMetrics(config), ...urlRulesBeforeProxy(config)].map((problem) => formatProblem(file, problem));
+    const svrjsDefaults = svrjsKeys.applySvrjsDefaults(config, schema, givenKeys);
+    if (svrjsDefaults) warnings.push(formatProblem(file, svrjsDefaults));
     if (isPlainObject(config.acme)) config.secure = true; // ACME is HTTPS (acme/review.js checks the rest at start)
-    problems.push(...semanticProblems(config, path.dirname(configFile), configFile));
+    problems.push(...semanticProblems(config, baseDir, configFile));
     svrjsKeys.applyAliases(config);
-    resolvePaths(config, path.dirname(configFile));
+    resolvePaths(config, baseDir);
   }
   const errors = inFileOrder(problems, config).map((problem) => formatProblem(file, problem));
   return errors.length ? failure(configFile, errors, warnings) : { config, errors, warnings, configFile };
@@ -398,51 +402,6 @@ function osReason(error) {
 
 function isPlainObject(value) {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-// ---- "did you mean" ----
-
-// The allowed key nearest to `name` (ignoring case), if it is near enough to be a likely typo.
-// The limit grows slowly with the name's length: a long name shares "enable..." with many keys, and
-// a third of its letters (enableIPSpoofing -> "enableLogging") is a different word, not a typo.
-function closestKey(name, candidates) {
-  const limit = Math.max(2, Math.floor(name.length / 5));
-  let best = null;
-  let bestDistance = Infinity;
-  for (const candidate of candidates) {
-    const distance = keyDistance(name.toLowerCase(), candidate.toLowerCase());
-    if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
-  }
-  return bestDistance <= limit ? best : null;
-}
-
-// An abbreviation ("enableDirListing" for "enableDirectoryListing") counts as a near miss,
-// however many letters it leaves out.
-function keyDistance(name, candidate) {
-  const distance = editDistance(name, candidate);
-  return name.length >= 4 && isSubsequence(name, candidate) ? Math.min(distance, 2) : distance;
-}
-
-function isSubsequence(short, long) {
-  let i = 0;
-  for (const char of long) if (char === short[i]) i++;
-  return i === short.length;
-}
-
-// Levenshtein distance where swapping two neighbours ("prot" -> "port") also costs 1.
-function editDistance(a, b) {
-  const d = Array.from({ length: a.length + 1 }, (_, i) => [i]);
-  for (let j = 1; j <= b.length; j++) d[0][j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
-      }
-    }
-  }
-  return d[a.length][b.length];
 }
 
 // ---- helpers for the rest of the server ----

@@ -10,6 +10,11 @@
 //                                              (givenKeys: the file's own keys, before defaults)
 //   accessProblems(config)                  -> [problem]  (address lists, redirect rules)
 //   applyAliases(config)                    -> `domian` (SVR.JS 2.x's spelling) fills `domain`
+//   applySvrjsDefaults(config, schema, givenKeys)
+//                                           -> null, or a warning: an SVR.JS config gets SVR.JS's
+//                                              value for each key marked "x-svrjs-default" it does
+//                                              not set, and the start says so
+//   isSvrjsConfig(config)                   -> whether SVR.JS wrote it (the same test)
 
 const { compileAddressList } = require('../http/address-list');
 
@@ -71,4 +76,37 @@ function applyAliases(config) {
   if (typeof config.domian === 'string' && config.domian !== '' && !config.domain) config.domain = config.domian;
 }
 
-module.exports = { review, accessProblems, applyAliases };
+// A config SVR.JS wrote: it has a key svr accepts only from SVR.JS (marked "x-svrjs-ignored";
+// every config SVR.JS saved has "timestamp"). Keys svr's own users write too (blacklist,
+// nonStandardCodes, ...) do not count, so that an svr config never changes behaviour by naming one.
+function svrjsMarkers(schema, givenKeys) {
+  return givenKeys.filter((key) => schema.properties[key] && schema.properties[key]['x-svrjs-ignored']);
+}
+
+// Whether a (parsed or loaded) config is one SVR.JS wrote: the keys that say so have no defaults,
+// so a loaded config still shows them.
+function isSvrjsConfig(config, schema = require('../../config/svr-config.schema.json')) {
+  return config !== null && typeof config === 'object' && svrjsMarkers(schema, Object.keys(config)).length > 0;
+}
+
+// Where SVR.JS behaved otherwise by default (head and foot in every page, POST to a file served),
+// an SVR.JS config that does not set the key keeps SVR.JS's behaviour.
+function applySvrjsDefaults(config, schema, givenKeys) {
+  const markers = svrjsMarkers(schema, givenKeys);
+  if (markers.length === 0) return null;
+  const applied = Object.entries(schema.properties)
+    .filter(([key, spec]) => spec['x-svrjs-default'] !== undefined && !givenKeys.includes(key))
+    .map(([key, spec]) => {
+      config[key] = spec['x-svrjs-default'];
+      return `${key} is ${JSON.stringify(spec['x-svrjs-default'])} (svr's default: ${JSON.stringify(spec.default)})`;
+    });
+  if (applied.length === 0) return null;
+  const named = markers.slice(0, 3).map((key) => `"${key}"`).join(', ');
+  return {
+    key: null,
+    message: `an SVR.JS config (it has ${named}${markers.length > 3 ? ', ...' : ''}): as SVR.JS did, ` +
+      `${applied.join(', ')}; set ${applied.length === 1 ? 'the key' : 'the keys'} in the config to choose`,
+  };
+}
+
+module.exports = { review, accessProblems, applyAliases, applySvrjsDefaults, isSvrjsConfig };

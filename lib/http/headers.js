@@ -1,8 +1,10 @@
 'use strict';
 // Header helpers every stage may use. Node built-ins only.
 
-// The methods a static resource answers (OPTIONS and 405 responses list them).
+// The methods a static resource answers (OPTIONS and 405 responses list them); with
+// allowPostToStaticFiles (SVR.JS's behaviour) POST too.
 const ALLOW = 'GET, HEAD, OPTIONS';
+const ALLOW_WITH_POST = 'GET, POST, HEAD, OPTIONS';
 
 // The whole answer to a CONNECT nobody tunnels, written to the raw socket (SVR.JS's answer too).
 const BARE_501 = 'HTTP/1.1 501 Not Implemented\r\nContent-Length: 0\r\nConnection: close\r\n\r\n';
@@ -17,6 +19,14 @@ function appendVary(res, name) {
   if (!listed.includes(name.toLowerCase()) && !listed.includes('*')) res.setHeader('Vary', `${text}, ${name}`);
 }
 
+// res.writeHead with an upstream's status, reason phrase and headers. HTTP/2 has no reason phrase:
+// giving one to Node's HTTP/2 compatibility response prints an UnsupportedWarning, so it is given
+// to HTTP/1 responses only.
+function writeHeadFrom(req, res, status, reason, headers) {
+  if (req.httpVersionMajor >= 2 || typeof reason !== 'string') return res.writeHead(status, headers);
+  return res.writeHead(status, reason, headers);
+}
+
 // "text/html; charset=utf-8" -> "text/html"
 function mediaType(contentType) {
   if (!contentType) return '';
@@ -24,4 +34,4 @@ function mediaType(contentType) {
   return (semi === -1 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
 }
 
-module.exports = { BARE_501, ALLOW, appendVary, mediaType };
+module.exports = { BARE_501, ALLOW, ALLOW_WITH_POST, appendVary, mediaType, writeHeadFrom };

@@ -7,8 +7,11 @@
 //     once at start (and on reload), never per request;
 //   - the footer names the server per `exposeServerVersion`, and a mod (`extName`) only when
 //     `exposeModsInErrorPages` is true;
-//   - a stack trace only when `stackHidden` is false; `serverAdministratorEmail` on 5xx pages;
-//   - clients whose Accept prefers JSON get `{"error":{"status","message","description"}}`.
+//   - a stack trace only when `stackHidden` is false; `serverAdministratorEmail` on 5xx pages when
+//     one is set (not empty, not SVR.JS's "[no contact information]");
+//   - clients whose Accept prefers JSON get `{"error":{"status","message","description"}}`;
+//   - with enableIncludingHeadAndFootInHTML, custom pages are sent between the web root's head and
+//     foot (site.headFoot), as SVR.JS sent them; svr's own pages are whole documents and are not.
 // It never throws: if the response has already started it destroys the response instead.
 
 const path = require('path');
@@ -55,8 +58,21 @@ function obfuscateEmail(email) {
   return String(email).replace(/\./g, '[dot]').replace(/@/g, '[at]');
 }
 
+// SVR.JS's default stands for "no address": a visitor is better told nothing than that.
+const NO_CONTACT = '[no contact information]';
+function hasContact(email) {
+  return typeof email === 'string' && email.trim() !== '' && email.trim() !== NO_CONTACT;
+}
+
 function reason(status) {
   return http.STATUS_CODES[status] || 'Error';
+}
+
+// The web root's head and foot as text, for custom error pages; empty unless
+// enableIncludingHeadAndFootInHTML.
+function customPageFrame(site) {
+  if (!site.config.enableIncludingHeadAndFootInHTML || !site.headFoot) return { head: '', foot: '' };
+  return { head: site.headFoot.head.toString('utf8'), foot: site.headFoot.foot.toString('utf8') };
 }
 
 function createErrorPages(site) {
@@ -64,8 +80,9 @@ function createErrorPages(site) {
   const server = site.serverName;
   const showMods = config.exposeModsInErrorPages;
   const stackHidden = config.stackHidden;
-  const contactHTML = escapeHTML(obfuscateEmail(config.serverAdministratorEmail));
+  const contactHTML = hasContact(config.serverAdministratorEmail) ? escapeHTML(obfuscateEmail(config.serverAdministratorEmail)) : null;
   const root = site.root;
+  const { head: pageHeadText, foot: pageFootText } = customPageFrame(site);
 
   // --- custom pages, read once now -------------------------------------------------------------
   // status -> [{ matches(req) | null, template }], in SVR.JS's order: `errorPages` entries (those
@@ -116,7 +133,7 @@ function createErrorPages(site) {
     const title = `${status} ${escapeHTML(reason(status))}`;
     const desc = escapeHTML(DESCRIPTIONS[status] || 'An error occurred while handling the request.');
     const head = `${pageHead(title)}<h1>${title}</h1><p>${desc}</p>`;
-    const contact = (status >= 500
+    const contact = (status >= 500 && contactHTML !== null
       ? `<p>If the problem persists, contact the server administrator at ${contactHTML}.</p>` : '') +
       '<p><a href="/">Go to the home page</a></p>';
     parts = {
@@ -182,7 +199,7 @@ function createErrorPages(site) {
         body = JSON.stringify({ error: err }) + '\n';
         type = 'application/json; charset=utf-8';
       } else if ((template = customPage(status, req)) !== null) {
-        body = fillCustom(template, status, req, opts.extName, opts.error);
+        body = pageHeadText + fillCustom(template, status, req, opts.extName, opts.error) + pageFootText;
         type = 'text/html; charset=utf-8';
       } else {
         const stack = stackText(opts.error);

@@ -24,6 +24,7 @@ const { createRateCounter } = require('./rate-limits/counter');
 const { answerRateLimits } = require('./rate-limits/ipc');
 const { primaryCacheIndex, cachesAnything } = require('./proxy-cache-index');
 const { startAcme, acmeDone } = require('./acme');
+const { startOrphanReaper } = require('./orphan-reaper');
 
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_CAP_MS = 15000;
@@ -132,6 +133,7 @@ class Supervisor {
     });
     if (hasRateLimits(config)) this.rateCounterFor(config); // Redis connects before the first request
     this.cacheIndexFor(config);
+    this.reaper = startOrphanReaper(log); // before the first fork: it learns of every worker
     const count = workerCount(config);
     let listeners;
     try {
@@ -197,6 +199,7 @@ class Supervisor {
     const worker = cluster.fork();
     worker.svr = { startedAt: Date.now(), ready: false, retiring: false, served: 0 };
     this.alive.add(worker);
+    this.reaper.watch(worker.process.pid);
     worker.once('exit', () => {
       this.alive.delete(worker);
       this.rebalancer.forget(worker);

@@ -4,7 +4,9 @@
 // check accepts is a config a start accepts, and a config a worker would refuse fails the check.
 //
 //   prepareStart(options, { checkOnly }) -> Promise<{ config, errors, problem, warnings, infos }>
-//     options: the command line's { configFile, port, workers, disableMods }
+//     options: the command line's { configFile, port, workers, disableMods, serve }
+//     (serve: `svr serve DIR`'s { dir, listing }, with configFile null: the config is made from
+//     the command line, config/serve-folder.js, and no file can hold a mod's keys)
 //     config:  the validated config the workers get (null when there are errors)
 //     errors:  every problem found, one line each, naming the file (and key, or line)
 //     problem: what the first failing step was about ("cannot load the mods", ...)
@@ -31,7 +33,8 @@
 // where what it needs is ready; it gets the start record below and returns its error lines.
 
 const log = require('../log');
-const { loadConfig } = require('../config/load');
+const { loadConfig, checkConfig } = require('../config/load');
+const { serveFolderConfig, SERVE_LABEL } = require('../config/serve-folder');
 const { readModKeys } = require('../pipeline/scripting/mod-keys');
 const { ensureCertificate } = require('../net/certificate');
 const { checkPipeline } = require('../pipeline');
@@ -62,7 +65,8 @@ async function prepareStart(options, { checkOnly = false } = {}) {
 
 // With --disable-mods a mod that cannot load is only a warning (the workers load none).
 async function readMods(start) {
-  const mods = await readModKeys(start.options.configFile);
+  if (start.options.serve) return [];
+  const mods = await readModKeys(start.options.configFile, { checkOnly: start.checkOnly });
   start.infos.push(...mods.infos);
   start.warnings.push(...mods.warnings);
   start.validators = mods.validators;
@@ -73,7 +77,9 @@ async function readMods(start) {
 
 function readConfigFile(start) {
   const { options } = start;
-  const { config, errors, warnings } = loadConfig(options.configFile, { extraValidators: start.validators });
+  const { config, errors, warnings } = options.serve
+    ? checkConfig(serveFolderConfig(options.serve, options.port), { file: SERVE_LABEL, configFile: null, baseDir: process.cwd() })
+    : loadConfig(options.configFile, { extraValidators: start.validators });
   start.warnings.push(...warnings);
   if (errors.length > 0) return errors;
   if (options.port !== undefined) config.port = options.port;

@@ -16,7 +16,6 @@ const { installCrashHandlers, observeUserCode } = require('../request-context');
 const { startHeartbeat } = require('./watchdog');
 const { watchProgress, SAMPLE_MS } = require('./drain-progress');
 const { workerSockets } = require('./held-sockets');
-const { dieWithParent } = require('./orphan-watchdog');
 const { WORKER, createDispatcher, createAsker } = require('./messages');
 const { acmeSettings } = require('../acme/settings');
 const { acmeDirectory } = require('../acme/store');
@@ -361,8 +360,7 @@ function runClusterWorker() {
   }, log);
   process.on('message', dispatch);
   // The primary is gone (killed with -9, say): nobody supervises this worker any more. A worker
-  // stuck in user code never gets this event: the thread of orphan-watchdog.js kills it.
-  dieWithParent();
+  // stuck in user code never gets this event: the primary's reaper (orphan-reaper.js) kills it.
   process.on('disconnect', () => {
     if (confirmNoMoreConnections) confirmNoMoreConnections(); // no primary, no more connections
     if (worker) worker.drain(0, 1000); else process.exit(0);

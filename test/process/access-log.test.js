@@ -53,6 +53,34 @@ test('logFormat "json" writes one JSON object per request', async () => {
   }
 });
 
+test('logFormat "json": one type per field (bytes a number or null, referer and userAgent null when missing)', async () => {
+  const script = 'if (href === "/chunked") { res.writeHead(200, { "Content-Type": "text/plain" }); res.write("a"); res.end("b"); return; }';
+  const server = await startPipeline({ config: { logFormat: 'json' }, files: { 'hello.txt': 'hello', 'serverSideScript.js': script } });
+  try {
+    await request(`${server.url}/chunked`, { headers: { 'User-Agent': '' } });
+    const chunked = JSON.parse(await server.waitForLog(/"url":"\/chunked"/, 'stdout'));
+    assert.equal(chunked.bytes, null, 'a body sent without Content-Length and not counted: null, not "-"');
+    assert.equal(chunked.referer, null);
+    assert.equal(chunked.userAgent, null);
+    assert.equal(chunked.user, '-');
+    await request(`${server.url}/hello.txt`, { headers: { Referer: 'http://ref.example/', 'User-Agent': 'ua' } });
+    const plain = JSON.parse(await server.waitForLog(/"url":"\/hello\.txt"/, 'stdout'));
+    assert.equal(plain.bytes, 5);
+    assert.equal(plain.referer, 'http://ref.example/');
+    assert.equal(plain.userAgent, 'ua');
+    // The combined format keeps "-" for each of them.
+  } finally {
+    await server.stop();
+  }
+  const combined = await startPipeline({ files: { 'serverSideScript.js': script } });
+  try {
+    await request(`${combined.url}/chunked`, { headers: { 'User-Agent': '' } });
+    assert.match(await combined.waitForLog(/\/chunked/, 'stdout'), /"GET \/chunked HTTP\/1\.1" 200 - "-" "-" \d+\.\d{3}$/);
+  } finally {
+    await combined.stop();
+  }
+});
+
 test('enableLogging false writes no access log', async () => {
   const server = await startServer({ config: { enableLogging: false }, files: { 'hello.txt': 'hello' } });
   try {
@@ -79,17 +107,19 @@ function logged(format, req, { status = 200, length, now = Date.UTC(2026, 10, 26
   return line;
 }
 
-test('the JSON line is what JSON.stringify makes of the entry: escapes, absent headers, the millisecond time', () => {
+test('the JSON line is what JSON.stringify makes of the entry: escapes, null for what is missing, the millisecond time', () => {
   const req = { method: 'GET', url: '/a', httpVersion: '1.1', headers: { 'user-agent': 'q"\\ \u0001 \u00e9 \ud83d\ude00 \ud800' }, socket: {}, svr: { originalUrl: '/a"b', user: 'bob' } };
   for (const now of [Date.UTC(2026, 10, 26, 10, 49, 5, 7), Date.UTC(2026, 0, 1, 0, 0, 0, 0), Date.UTC(2026, 11, 31, 23, 59, 59, 999), Date.UTC(2026, 10, 26, 10, 49, 5, 70)]) {
     const line = logged('json', req, { length: 5, now });
-    assert.equal(line, JSON.stringify({ time: new Date(now).toISOString(), remote: '127.0.0.1', user: 'bob', method: 'GET', url: '/a"b', protocol: 'HTTP/1.1', status: 200, bytes: 5, userAgent: req.headers['user-agent'], seconds: 0.012346 }));
+    assert.equal(line, JSON.stringify({ time: new Date(now).toISOString(), remote: '127.0.0.1', user: 'bob', method: 'GET', url: '/a"b', protocol: 'HTTP/1.1', status: 200, bytes: 5, referer: null, userAgent: req.headers['user-agent'], seconds: 0.012346 }));
   }
-  const streamed = JSON.parse(logged('json', { ...req, headers: { referer: 'r' }, svr: { originalUrl: '/s', bodyBytes: 9 } }));
+  const streamed = JSON.parse(logged('json', { ...req, headers: { referer: 'r' }, svr: { originalUrl: '/s', bodyBytes: 9, cache: 'HIT' } }));
   assert.equal(streamed.bytes, 9);
   assert.equal(streamed.referer, 'r');
-  assert.equal('userAgent' in streamed, false);
-  assert.equal(JSON.parse(logged('json', { ...req, svr: { originalUrl: '/s' } })).bytes, '-');
+  assert.equal(streamed.userAgent, null);
+  assert.equal(streamed.cache, 'HIT');
+  assert.equal(JSON.parse(logged('json', { ...req, svr: { originalUrl: '/s' } })).bytes, null);
+  assert.equal('cache' in JSON.parse(logged('json', req)), false);
 });
 
 test('the combined line keeps its format across seconds and months (the timestamp is made once a second)', () => {

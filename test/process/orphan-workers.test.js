@@ -1,6 +1,7 @@
 'use strict';
 // Workers die with their primary, even while their event loop spins in user code: a worker stuck
-// in a loop never sees its IPC channel close, so a thread inside it watches the primary instead.
+// in a loop never sees its IPC channel close, so the primary's reaper (a shell holding a pipe the
+// primary's death closes) kills it instead.
 
 const test = require('node:test');
 const assert = require('node:assert/strict');

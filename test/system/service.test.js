@@ -78,7 +78,8 @@ async function restart() {
 const journal = async () => (await g.sh('journalctl -u svr --no-pager -o cat')).toString();
 
 // The worker processes of the main process.
-const workerPids = async (main) => (await g.sh(`cat /proc/${main}/task/*/children`)).trim().split(/\s+/).filter(Boolean);
+// The main process's children but its orphan reaper (a shell, lib/process/orphan-reaper.js).
+const workerPids = async (main) => (await g.sh(`for pid in $(cat /proc/${main}/task/*/children); do [ "$(cat /proc/$pid/comm)" = sh ] || echo $pid; done`)).trim().split(/\s+/).filter(Boolean);
 
 // Runs action() while test/support/guest/load.js keeps 4 clients asking for url; -> the load client's
 // summary line (JSON: ok, failed, errors, codes).

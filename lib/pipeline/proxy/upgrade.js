@@ -14,6 +14,7 @@ const http = require('node:http');
 const net = require('node:net');
 const { upstreamRequestHeaders, clientResponseHeaders } = require('./forward-headers');
 const { upstreamPath } = require('./rules');
+const { writeHeadFrom } = require('../../http/headers');
 
 const CLOSE_GRACE_MS = 1000;
 
@@ -78,7 +79,7 @@ function tunnel(req, res, rule, ctx, protocol) {
   });
   // A refusal to upgrade (a 401, a 404...) goes back as an ordinary response.
   upReq.on('response', (upRes) => {
-    res.writeHead(upRes.statusCode, upRes.statusMessage, clientResponseHeaders(upRes, rule));
+    writeHeadFrom(req, res, upRes.statusCode, upRes.statusMessage, clientResponseHeaders(upRes, rule));
     upRes.pipe(res);
   });
   upReq.end();

@@ -43,6 +43,7 @@ const { legacyArguments } = require('./legacy-mods');
 const { setBodyBudget } = require('./post-data');
 const { armScriptTimeout } = require('./timeout');
 const { installModEnvironment, svrFile } = require('./environment');
+const { svrjsDirectories } = require('./legacy-config-files');
 const { createLogFacilities, createForgiving, decorate, errorFunction, fail, passOn } = require('./svrjs-api');
 const { headersFor } = require('../site');
 const { BARE_501 } = require('../../http/headers');
@@ -59,10 +60,15 @@ function createScriptingStage(site) {
   let script;
   const scriptFile = scriptPath(config, INSTALL_DIR);
   try {
-    ({ mods } = loadMods(modsDirectory(config), {
+    let notes;
+    ({ mods, notes } = loadMods(modsDirectory(config), {
       required: typeof config.modsDirectory === 'string',
       stateDirectory: stateDirectory(config),
+      svrjsDirectories: svrjsDirectories({ configFile: site.configFile, config, root: site.root }),
     }));
+    // Usually empty here: the process that read the mods' config keys at start met them first.
+    for (const line of notes.infos) log.info(line);
+    for (const line of notes.warnings) log.warn(line);
     script = compileServerSideScript(scriptFile, { dirname: scriptDirname(config, log), fallbackDir: path.dirname(scriptFile) });
   } catch (error) {
     process.messageEventListeners.splice(0, Infinity, ...listenersBefore);

@@ -9,6 +9,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { loadEveryMod, loadReport, ModLoadError, DEFAULT_MODS_DIRECTORY } = require('./mods');
 const { installModEnvironment, svrFile } = require('./environment');
+const { svrjsDirectories } = require('./legacy-config-files');
 const { stateDirectory } = require('../../product');
 
 const quietLog = { info() {}, warn() {}, error() {} };
@@ -27,7 +28,8 @@ function resolved(raw, key, base) {
   return typeof value === 'string' && value !== '' ? path.resolve(base, value) : undefined;
 }
 
-function main(configFile) {
+// checkOnly (svr --check, often run as root): copy no settings file into the state directory.
+function main(configFile, checkOnly) {
   const raw = readRaw(configFile);
   const base = path.dirname(configFile);
   const modsDir = resolved(raw, 'modsDirectory', base);
@@ -41,7 +43,8 @@ function main(configFile) {
   const report = { keys: {}, errors: [], warnings: [], infos: [] };
   try {
     const dir = modsDir || DEFAULT_MODS_DIRECTORY;
-    const loaded = loadEveryMod(dir, { required: modsDir !== undefined, stateDirectory: state });
+    const svrjsDirs = checkOnly ? [] : svrjsDirectories({ configFile, config: raw, root: wwwroot });
+    const loaded = loadEveryMod(dir, { required: modsDir !== undefined, stateDirectory: state, svrjsDirectories: svrjsDirs });
     report.errors.push(...loaded.errors.map((error) => error.message));
     const { infos, warnings } = loadReport(dir, loaded);
     report.infos.push(...infos);
@@ -74,4 +77,4 @@ function verdict(validate, value) {
   }
 }
 
-main(path.resolve(process.argv[2]));
+main(path.resolve(process.argv[2]), process.argv[3] === '--check');

@@ -3,7 +3,8 @@
 // calling process: the primary must never run user code (a mod whose load-time timer throws
 // would kill it, and one that allocates at load would grow it at every reload).
 //
-//   readModKeys(configFile, { timeoutMs }) -> Promise<{ validators, errors, warnings, infos }>
+//   readModKeys(configFile, { timeoutMs, checkOnly }) -> Promise<{ validators, errors, warnings, infos }>
+//   (checkOnly: svr --check, which copies no legacy mod's settings file into the state directory)
 //
 // A short-lived child process (mod-keys-child.js) loads the mods, runs each declared key's
 // validator on that key's value in the raw config file, and reports, on file descriptor 3,
@@ -61,10 +62,10 @@ function reportWithoutMods(configFile) {
 }
 
 // Async: the primary keeps answering its workers (heartbeats, reload requests) while the child works.
-async function readModKeys(configFile, { timeoutMs = timeoutOfConfigFile(configFile), env = process.env } = {}) {
+async function readModKeys(configFile, { timeoutMs = timeoutOfConfigFile(configFile), env = process.env, checkOnly = false } = {}) {
   const withoutMods = reportWithoutMods(configFile);
   if (withoutMods) return withoutMods;
-  const result = await runChild(configFile, { timeoutMs, env });
+  const result = await runChild(configFile, { timeoutMs, env, checkOnly });
   const tail = lastLines(result.stderr);
   if (result.timedOut) {
     return failure(`loading the mods to read their configValidators took longer than ${timeoutMs} ms (modsLoadTimeout); a mod hangs while loading${tail}`);
@@ -90,9 +91,9 @@ async function readModKeys(configFile, { timeoutMs = timeoutOfConfigFile(configF
 // The child's stderr and report (fd 3) once it has exited: { status, signal, stderr, report,
 // timedOut }. At timeoutMs it is killed and the answer does not wait for its pipes (a process the
 // mod started may still hold them).
-function runChild(configFile, { timeoutMs, env }) {
+function runChild(configFile, { timeoutMs, env, checkOnly }) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CHILD, configFile], { stdio: ['ignore', 'ignore', 'pipe', 'pipe'], env });
+    const child = spawn(process.execPath, [CHILD, configFile, ...(checkOnly ? ['--check'] : [])], { stdio: ['ignore', 'ignore', 'pipe', 'pipe'], env });
     const stderr = [];
     const report = [];
     child.stdio[2].on('data', (chunk) => {

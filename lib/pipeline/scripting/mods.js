@@ -27,6 +27,7 @@ const path = require('node:path');
 const { DEFAULT_MODS_DIRECTORY, modsDirectory } = require('../../product');
 const { extractModArchive } = require('./legacy-archive');
 const { isLegacyModConstructor, wrapLegacyMod } = require('./legacy-mods');
+const { adoptSvrjsConfigFiles, emptyFilesCreated } = require('./legacy-config-files');
 
 const ARCHIVE = /\.(tar\.gz|tgz)$/;
 
@@ -232,29 +233,56 @@ function checkValidators(mod, validators) {
   }
 }
 
-// Loads every mod of `dir` in name order: { mods, ignored }. Throws a ModLoadError for the first
-// one that fails. options: { required, stateDirectory }.
+// Loads every mod of `dir` in name order: { mods, ignored, notes: { infos, warnings } }. Throws a
+// ModLoadError for the first one that fails. options: { required, stateDirectory, svrjsDirectories }
+// (svrjsDirectories: where SVR.JS kept the legacy mods' settings files, legacy-config-files.js).
 function loadMods(dir, options = {}) {
   const { mods, ignored } = listMods(dir, options);
-  return { mods: mods.map((mod) => requireMod(mod, options)), ignored };
+  const { notes, load } = legacySettings(mods, options);
+  return { mods: mods.map(load), ignored, notes };
 }
 
 // The same, going on past a mod that fails, for a report of every one (svr check, through
-// mod-keys-child.js): { mods, ignored, errors: [ModLoadError] }. A directory that cannot be
+// mod-keys-child.js): { mods, ignored, notes, errors: [ModLoadError] }. A directory that cannot be
 // listed still throws.
 function loadEveryMod(dir, options = {}) {
   const { mods, ignored } = listMods(dir, options);
+  const { notes, load } = legacySettings(mods, options);
   const loaded = [];
   const errors = [];
   for (const mod of mods) {
     try {
-      loaded.push(requireMod(mod, options));
+      loaded.push(load(mod));
     } catch (error) {
       if (!(error instanceof ModLoadError)) throw error;
       errors.push(error);
     }
   }
-  return { mods: loaded, ignored, errors };
+  return { mods: loaded, ignored, notes, errors };
+}
+
+// Legacy archives read their settings file from the state directory: before they load, the files
+// SVR.JS kept elsewhere are copied there; load(mod) requires a mod and notes an empty settings
+// file it created. -> { notes: { infos, warnings }, load }
+function legacySettings(mods, options) {
+  const notes = { infos: [], warnings: [] };
+  const state = options.stateDirectory;
+  const watched = Boolean(state) && mods.some((mod) => mod.archive);
+  if (watched) {
+    const adopted = adoptSvrjsConfigFiles(state, options.svrjsDirectories || []);
+    notes.infos.push(...adopted.infos);
+    notes.warnings.push(...adopted.warnings);
+  }
+  const load = (mod) => {
+    if (!watched || !mod.archive) return requireMod(mod, options);
+    const { value, created } = emptyFilesCreated(state, () => requireMod(mod, options));
+    for (const file of created) {
+      notes.warnings.push(`${mod.file}: the mod created ${file} with no settings in it, so it runs unconfigured; ` +
+        'put its settings there and reload (SVR.JS kept this file next to its svr.js)');
+    }
+    return value;
+  };
+  return { notes, load };
 }
 
 // Documentation kept beside the mods (svr ships mods/README.md): named in an info line only.
@@ -263,9 +291,9 @@ const DOCUMENTATION = /^(readme|license|licence|changelog)([.-].*)?$|\.(md|txt)$
 // The lines to log about what was loaded: { infos, warnings }. Every ignored entry is named:
 // documentation in an info line, anything else in a warning; also mods without name/version and
 // console commands svr cannot offer.
-function loadReport(dir, { mods, ignored }) {
-  const infos = [];
-  const warnings = [];
+function loadReport(dir, { mods, ignored, notes = { infos: [], warnings: [] } }) {
+  const infos = [...notes.infos];
+  const warnings = [...notes.warnings];
   const docs = ignored.filter((name) => DOCUMENTATION.test(name));
   const others = ignored.filter((name) => !DOCUMENTATION.test(name));
   if (docs.length) infos.push(`${dir}: ${docs.join(', ')}: documentation, not mods`);

@@ -1,7 +1,8 @@
 'use strict';
 // Stage 5: static files and directories. The last stage: it answers every request that reaches it.
 //
-//   method policy   GET and HEAD; OPTIONS -> 204 + Allow; anything else -> 405 + Allow
+//   method policy   GET and HEAD (and POST, answered as GET, with allowPostToStaticFiles);
+//                   OPTIONS -> 204 + Allow; anything else -> 405 + Allow
 //   path policy     URL path -> real path (../path-policy.js: dotfiles, protected paths,
 //                   symlinks, containment); every refusal a 404
 //   directory       301 to add the trailing slash, then index.html / index.htm / index.xhtml, a listing
@@ -11,7 +12,7 @@
 
 const fs = require('node:fs');
 const { sanitizeTarget, encodePath } = require('../../http/target');
-const { ALLOW } = require('../../http/headers');
+const { ALLOW, ALLOW_WITH_POST } = require('../../http/headers');
 const { pathPolicyFor, errorStatus } = require('../path-policy');
 const { createResponder } = require('./respond');
 
@@ -19,6 +20,8 @@ function createStaticStage(site) {
   const { config, sendError } = site;
   const trailingRedirect = !config.disableTrailingSlashRedirects;
   const listingEnabled = config.enableDirectoryListing;
+  const allowPost = config.allowPostToStaticFiles === true;
+  const allow = allowPost ? ALLOW_WITH_POST : ALLOW;
   const { resolve, indexFile, isHidden } = pathPolicyFor(site);
   const { respond } = createResponder(site, { isHidden });
   // listing.js is loaded only where listings are on: ~3 MiB less in each idle worker otherwise.
@@ -29,8 +32,8 @@ function createStaticStage(site) {
   }
 
   function answerMethod(req, res) {
-    if (req.method === 'OPTIONS') return res.writeHead(204, { Allow: ALLOW }).end();
-    return sendError(req, res, 405, { headers: { Allow: ALLOW } });
+    if (req.method === 'OPTIONS') return res.writeHead(204, { Allow: allow }).end();
+    return sendError(req, res, 405, { headers: { Allow: allow } });
   }
 
   // The URL path to serve: the pipeline's, unless a script changed req.url after it was set.
@@ -72,7 +75,7 @@ function createStaticStage(site) {
   }
 
   return function staticFiles(req, res) {
-    if (req.method !== 'GET' && req.method !== 'HEAD') return answerMethod(req, res);
+    if (req.method !== 'GET' && req.method !== 'HEAD' && !(allowPost && req.method === 'POST')) return answerMethod(req, res);
     const target = currentTarget(req);
     if (!target.ok) return sendError(req, res, target.status);
     const { pathname } = target;

@@ -14,6 +14,7 @@ const http = require('node:http');
 const https = require('node:https');
 const net = require('node:net');
 const { requestHasBody } = require('./retry');
+const { writeHeadFrom } = require('../../http/headers');
 
 const EXPECTED = 'an http://, https:// or unix:/absolute/path';
 const CONNECT_ERRORS = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOENT', 'EAI_AGAIN', 'ENOTFOUND', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
@@ -154,7 +155,7 @@ function send(req, res, upstream, exchange, onFailure) {
     const tap = exchange.onResponse ? exchange.onResponse(upRes, headers) : null;
     if (tap === 'handled') return done();
     try {
-      res.writeHead(upRes.statusCode, upRes.statusMessage, headers);
+      writeHeadFrom(req, res, upRes.statusCode, upRes.statusMessage, headers);
     } catch (error) { // a header value Node refuses to send on (HTTP/2 is stricter)
       upRes.destroy();
       done();
