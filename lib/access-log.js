@@ -1,16 +1,19 @@
 'use strict';
 // One access-log line per request on stdout, in combined log format (plus the response
-// time in seconds, as nginx's $request_time) or as JSON. Lines are gathered and written
-// once per turn of the event loop instead of one write syscall per request; flush() writes
-// what is left synchronously, so a graceful stop loses nothing.
+// time in seconds, as nginx's $request_time) or as JSON. Each line is encoded straight into one
+// buffer that is written once per turn of the event loop (or when it fills) instead of one write
+// syscall per request; flush() writes what is left synchronously, so a graceful stop loses nothing.
+// What changes once a second (the timestamp) is formatted once a second.
 
 const fs = require('node:fs');
 const { switchLogFile } = require('./log-file');
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-const BUFFER_LIMIT = 64 * 1024;
+const BUFFER_SIZE = 64 * 1024;
+const NEWLINE = 0x0a;
 
-let pending = '';
+let pending = Buffer.allocUnsafeSlow(BUFFER_SIZE); // the lines not yet written, UTF-8, from 0 to used
+let used = 0;
 let flushScheduled = false;
 let file = null; // a LogFile when the config has accessLog, else stdout
 
@@ -27,16 +30,21 @@ function reopen() {
 
 function flush() {
   flushScheduled = false;
-  if (pending === '') return;
-  let data = Buffer.from(pending);
-  pending = '';
+  if (used === 0) return;
+  const data = pending.subarray(0, used);
+  used = 0;
+  writeOut(data);
+}
+
+// Writes data synchronously (the buffer is reused at once), except on a full non-blocking stdout.
+function writeOut(data) {
   if (file) return file.write(data);
   while (data.length > 0) {
     try {
       data = data.subarray(fs.writeSync(1, data)); // a pipe may take only part of it
     } catch (error) {
-      // A full non-blocking stdout (a journald socket, say): let the stream queue the rest.
-      if (error.code === 'EAGAIN') process.stdout.write(data);
+      // A full non-blocking stdout (a journald socket, say): let the stream queue a copy of the rest.
+      if (error.code === 'EAGAIN') process.stdout.write(Buffer.from(data));
       // Anything else (EPIPE: nobody reads stdout any more) loses the log, not the server.
       return;
     }
@@ -44,27 +52,50 @@ function flush() {
 }
 
 function append(line) {
-  pending += line + '\n';
-  if (pending.length >= BUFFER_LIMIT) flush();
-  else if (!flushScheduled) {
+  // UTF-8 takes at most 3 bytes per UTF-16 unit: flush first unless the line surely fits.
+  if (used + line.length * 3 + 1 > BUFFER_SIZE) {
+    flush();
+    if (line.length * 3 + 1 > BUFFER_SIZE) return writeOut(Buffer.from(line + '\n')); // a giant line alone
+  }
+  used += pending.write(line, used);
+  pending[used++] = NEWLINE;
+  if (!flushScheduled) {
     flushScheduled = true;
     setImmediate(flush);
   }
 }
 
-// The combined-format timestamp changes once a second: format it once a second.
+// The timestamps change once a second: their text is made once a second. The combined
+// format's "26/Nov/2026:10:49:15 +0000", and the JSON format's ISO 8601 time up to the second,
+// "2026-11-26T10:49:15.", to which each line adds its milliseconds and "Z".
 let cachedSecond = -1;
-let cachedTime = '';
+let cachedClf = '';
+let cachedIsoSecond = '';
+function updateSecond(second) {
+  const d = new Date(second * 1000);
+  const date = `${pad2(d.getUTCDate())}`;
+  const time = `${pad2(d.getUTCHours())}:${pad2(d.getUTCMinutes())}:${pad2(d.getUTCSeconds())}`;
+  cachedClf = `${date}/${MONTHS[d.getUTCMonth()]}/${d.getUTCFullYear()}:${time} +0000`;
+  cachedIsoSecond = `${d.getUTCFullYear()}-${pad2(d.getUTCMonth() + 1)}-${date}T${time}.`;
+  cachedSecond = second;
+}
+
+function pad2(n) {
+  return n < 10 ? `0${n}` : `${n}`;
+}
+
 function clfTime(now) {
   const second = Math.floor(now / 1000);
-  if (second !== cachedSecond) {
-    const d = new Date(second * 1000);
-    const pad = (n) => String(n).padStart(2, '0');
-    cachedTime = `${pad(d.getUTCDate())}/${MONTHS[d.getUTCMonth()]}/${d.getUTCFullYear()}:` +
-      `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())} +0000`;
-    cachedSecond = second;
-  }
-  return cachedTime;
+  if (second !== cachedSecond) updateSecond(second);
+  return cachedClf;
+}
+
+// What new Date(now).toISOString() gives, without a Date per request.
+function isoTime(now) {
+  const second = Math.floor(now / 1000);
+  if (second !== cachedSecond) updateSecond(second);
+  const ms = now - second * 1000;
+  return `${cachedIsoSecond}${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z`;
 }
 
 const NEEDS_ESCAPE = /[\\"\x00-\x1f\x7f]/;
@@ -78,6 +109,12 @@ function quoted(value) {
 
 function escapeControl(ch) {
   return `\\x${ch.charCodeAt(0).toString(16).padStart(2, '0')}`;
+}
+
+// A JSON string as JSON.stringify writes it; most values need no escape, and skip its call.
+const NEEDS_JSON_ESCAPE = /[\\"\x00-\x1f\ud800-\udfff]/;
+function jsonString(text) {
+  return NEEDS_JSON_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
 }
 
 // The body's length in bytes, or null when nobody knows it (a script's chunked body).
@@ -103,32 +140,45 @@ function shownAddress(address) {
   return address.startsWith('::ffff:') ? address.slice(7) : address;
 }
 
-function describe(req, res, startedAt, remote) {
-  return {
-    remote,
-    user: (req.svr && req.svr.user) || req.authUser || '-',
-    method: req.method,
-    url: req.svr ? req.svr.originalUrl : req.url, // what was asked, not what a rewrite made of it
-    protocol: `HTTP/${req.httpVersion}`,
-    status: res.statusCode,
-    bytes: bodyBytes(req, res),
-    referer: headerOrNull(req.headers.referer),
-    userAgent: headerOrNull(req.headers['user-agent']),
-    seconds: (performance.now() - startedAt) / 1000,
-    cache: req.svr && req.svr.cache, // the proxy cache's X-Cache status, for the rules that cache
-  };
+function userOf(req) {
+  return (req.svr && req.svr.user) || req.authUser || '-';
 }
 
-function combinedLine(entry, now) {
-  return `${entry.remote} - ${entry.user} [${clfTime(now)}] ` +
-    `${quoted(`${entry.method} ${entry.url} ${entry.protocol}`)} ${entry.status} ${entry.bytes ?? '-'} ` +
-    `${quoted(entry.referer)} ${quoted(entry.userAgent)} ${entry.seconds.toFixed(3)}` +
-    (entry.cache === undefined ? '' : ` ${entry.cache}`);
+// What was asked, not what a rewrite made of it.
+function urlOf(req) {
+  return req.svr ? req.svr.originalUrl : req.url;
 }
 
-// One type per field: bytes a number or null, referer and userAgent a string or null.
-function jsonLine(entry, now) {
-  return JSON.stringify({ time: new Date(now).toISOString(), ...entry, seconds: Number(entry.seconds.toFixed(6)) });
+// The proxy cache's X-Cache status, for the rules that cache (undefined otherwise).
+function cacheOf(req) {
+  return req.svr && req.svr.cache;
+}
+
+function combinedLine(req, res, remote, seconds, now) {
+  const headers = req.headers;
+  return `${remote} - ${userOf(req)} [${clfTime(now)}] ` +
+    `${quoted(`${req.method} ${urlOf(req)} HTTP/${req.httpVersion}`)} ${res.statusCode} ${bodyBytes(req, res) ?? '-'} ` +
+    `${quoted(headers.referer)} ${quoted(headers['user-agent'])} ${seconds.toFixed(3)}` +
+    (cacheOf(req) === undefined ? '' : ` ${cacheOf(req)}`);
+}
+
+// The JSON object JSON.stringify made of { time, remote, user, method, url, protocol, status,
+// bytes, referer, userAgent, seconds, cache }, written field by field. One type per field: bytes a
+// number or null, referer and userAgent a string or null; cache left out unless the proxy cache
+// set it.
+function jsonLine(req, res, remote, seconds, now) {
+  const headers = req.headers;
+  const bytes = bodyBytes(req, res);
+  const cache = cacheOf(req);
+  return `{"time":"${isoTime(now)}","remote":${jsonString(remote)},"user":${jsonString(userOf(req))},` +
+    `"method":${jsonString(req.method)},"url":${jsonString(urlOf(req))},"protocol":${jsonString(`HTTP/${req.httpVersion}`)},` +
+    `"status":${res.statusCode},"bytes":${JSON.stringify(bytes)},"referer":${jsonOrNull(headerOrNull(headers.referer))},` +
+    `"userAgent":${jsonOrNull(headerOrNull(headers['user-agent']))},"seconds":${Number(seconds.toFixed(6))}` +
+    `${cache === undefined ? '' : `,"cache":${typeof cache === 'string' ? jsonString(cache) : JSON.stringify(cache)}`}}`;
+}
+
+function jsonOrNull(text) {
+  return text === null ? 'null' : jsonString(text);
 }
 
 // Returns a function to call at the start of every request, or null when logging is off.
@@ -145,9 +195,9 @@ function createAccessLog(config, { write = append } = {}) {
     res.on('close', () => { // 'close' comes once; on() spares the once-wrapper and its removal
       if (req.svr?.internal) return; // the health and metrics paths (pipeline/health-metrics.js)
       const client = req.svr === undefined ? remote : shownAddress(req.svr.clientAddress);
-      write(format(describe(req, res, startedAt, client), Date.now()));
+      write(format(req, res, client, (performance.now() - startedAt) / 1000, Date.now()));
     });
   };
 }
 
-module.exports = { createAccessLog, flush, useFile, reopen };
+module.exports = { createAccessLog, flush, useFile, reopen, combinedLine, jsonLine };

@@ -2,11 +2,13 @@
 'use strict';
 // How keep-alive connections opened together spread over svr's workers, per scheduling policy.
 //
-//   node scripts/bench-connection-spread.js [--policy rr|none] [--connections 5] [--trials 30] [--busy]
+//   node scripts/bench-connection-spread.js [--policy rr|none|reuseport] [--connections 5] [--trials 30] [--busy]
 //
 // Starts svr (2 workers) on a temp site whose serverSideScript.js answers /pid with the worker's
 // process.pid, then per trial opens N connections at once, sends one request on each and counts
 // how many landed on the busier worker. --busy keeps one core busy with a spinning child meanwhile.
+// --policy reuseport (Node >= 22.12) measures what svr does not do: bench/reuse-port-cluster.js,
+// 2 workers each listening on a socket of its own with SO_REUSEPORT.
 // Prints one JSON line: { policy, connections, busy, busierWorker: { count: trials }, load }.
 // Bounded: at most 1000 trials, the spinning child stops by itself after 120 s.
 const { spawn } = require('node:child_process');
@@ -57,7 +59,8 @@ async function main() {
   server.close();
   const configFile = path.join(dir, 'svr-config.json');
   fs.writeFileSync(configFile, JSON.stringify({ port, wwwroot: site, workers: 2, enableLogging: false, schedulingPolicy: args.policy }));
-  const svr = spawn(process.execPath, [path.join(__dirname, '..', 'svr.js'), '--config', configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const command = args.policy === 'reuseport' ? [path.join(__dirname, 'bench', 'reuse-port-cluster.js'), String(port), '2'] : [path.join(__dirname, '..', 'svr.js'), '--config', configFile];
+  const svr = spawn(process.execPath, command, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   await new Promise((resolve, reject) => {
     svr.stderr.on('data', (chunk) => {

@@ -17,10 +17,12 @@ const { freePort, startProcess, stopProcess, killAllStarted, workerRss, delay } 
 const { runWrk } = require('./bench/wrk');
 const { runH2load } = require('./bench/h2load');
 const { runSTime } = require('./bench/s-time');
+const { runAb } = require('./bench/ab');
 const { withBusyLoop } = require('./bench/busy-loop');
 const { summariseRuns, computeRatios, computeBlogRatios, formatReport } = require('./bench/report');
 const { measuredCommit } = require('./bench/commit');
 const { writeDocs } = require('./bench/docs');
+const { measureCpuPerRequest, CPU_SCENARIO_NAMES } = require('./bench/cpu-per-request');
 
 const IDLE_SETTLE_MS = 1000; // after the first 200 OK, before idle RSS is read: let every worker finish starting
 const BUSY_LOOP_MARGIN_S = 10; // a busy loop child stops by itself this long after its run should have ended
@@ -34,6 +36,15 @@ function pickByName(all, names, kind) {
   const unknown = names.filter((name) => !all.some((item) => item.name === name));
   if (unknown.length) throw new Error(`unknown ${kind}: ${unknown.join(', ')} (known: ${all.map((item) => item.name).join(', ')})`);
   return all.filter((item) => names.includes(item.name));
+}
+
+// The throughput scenarios --only names (all without --only); a name that is neither one of them
+// nor a CPU-per-request scenario is refused.
+function throughputScenarios(all, only) {
+  if (!only.length) return all;
+  const unknown = only.filter((name) => !all.some((scenario) => scenario.name === name) && !CPU_SCENARIO_NAMES.includes(name));
+  if (unknown.length) throw new Error(`unknown scenario: ${unknown.join(', ')} (known: ${[...all.map((scenario) => scenario.name), ...CPU_SCENARIO_NAMES.filter((name) => !all.some((scenario) => scenario.name === name))].join(', ')})`);
+  return all.filter((scenario) => only.includes(scenario.name));
 }
 
 function machineInfo() {
@@ -86,14 +97,16 @@ async function prepareCell({ instance, scenario, context }) {
   return cell;
 }
 
-// The load generator a scenario asks for: wrk, h2load (HTTP/2) or openssl s_time (full TLS handshakes).
+// The load generator a scenario asks for: wrk, h2load (HTTP/2), openssl s_time (full TLS handshakes)
+// or ab (the SVR.JS blog's method).
 function loadTool(scenario, tools) {
   if (scenario.tool === 'h2load') return tools.h2load ? { h2load: tools.h2load } : { missing: 'h2load not installed (apt-get install nghttp2-client)' };
   if (scenario.tool === 's_time') return tools.openssl ? { sTime: tools.openssl } : { missing: 'openssl not installed' };
+  if (scenario.tool === 'ab') return tools.ab ? { ab: tools.ab } : { missing: 'ab not installed (apt-get install apache2-utils)' };
   return { wrk: tools.wrk };
 }
 
-const RUNNERS = { h2load: runH2load, sTime: ({ sTime, ...request }) => runSTime({ openssl: sTime, ...request }), wrk: runWrk };
+const RUNNERS = { h2load: runH2load, sTime: ({ sTime, ...request }) => runSTime({ openssl: sTime, ...request }), ab: runAb, wrk: runWrk };
 
 // The node ceiling must answer with the header fields svr sends, or it is not the same work.
 function checkSameHeadersAsSvr(cells) {
@@ -263,8 +276,8 @@ async function main() {
     killAllStarted();
     if (!options.keep) removeFixtures(fixtures);
   });
-  const scenarioList = pickByName(scenarios(fixtures), options.only, 'scenario');
-  const context = { tools, fixtures, options, workers: options.workers || availableCores(), scenarioList, serverList };
+  const scenarioList = options.throughput ? throughputScenarios(scenarios(fixtures), options.only) : [];
+  const context = { tools, fixtures, options, workers: options.workers || availableCores(), scenarioList, serverList, log };
   const meta = {
     date: new Date().toISOString(),
     commit,
@@ -283,11 +296,12 @@ async function main() {
     instances.push(...result.instances);
     cells.push(...result.cells);
   }
+  const cpuPerRequest = await measureCpuPerRequest(context);
   meta.machine.loadAverageAtEnd = os.loadavg().map((value) => Number(value.toFixed(2)));
   sortCells(cells, context.scenarioList, serverList);
   const scenarioNames = context.scenarioList.map((scenario) => scenario.name);
   const scenarioLabels = Object.fromEntries(context.scenarioList.filter((scenario) => scenario.label).map((scenario) => [scenario.name, scenario.label]));
-  const results = { meta, scenarioLabels, instances, cells, ratios: computeRatios(cells, scenarioNames), blog: computeBlogRatios(cells) };
+  const results = { meta, scenarioLabels, instances, cells, ratios: computeRatios(cells, scenarioNames), blog: computeBlogRatios(cells), cpuPerRequest };
   console.log(formatReport(results));
   const jsonFile = writeJson(results, options);
   log(`results written to ${jsonFile}`);

@@ -106,6 +106,12 @@ function scratchDirectory() {
 }
 process.env.TMPDIR = scratchDirectory();
 
+// The RSA keys of the tests' certificates are made once per run and shared by the test files
+// (test/support/test-keys.js).
+const keysDir = fs.mkdtempSync(path.join(process.env.TMPDIR, 'svr-test-keys-'));
+process.env.SVR_TEST_KEYS_DIR = keysDir;
+process.on('exit', () => fs.rmSync(keysDir, { recursive: true, force: true }));
+
 // Node reads NODE_EXTRA_CA_CERTS when each process starts: with a system bundle in it, starting Node
 // took 50 ms of CPU here instead of 17, for each of the ~470 Node processes of a run. The suite
 // trusts only the certificates it makes; test/system/deb.test.js gives the variable back to the one step

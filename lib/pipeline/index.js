@@ -29,7 +29,6 @@ const { createVirtualHosts } = require('./virtual-hosts');
 const { createSanitizeStage } = require('./sanitize');
 const { createStrictHeadStage } = require('./strict-head');
 const { createRewriteStage } = require('./rewrite');
-const { createProxyStage } = require('./proxy');
 const { createWwwRedirectStage } = require('./www-redirect');
 const { createPostfixStage } = require('./postfixes');
 const { createClientAddressStage } = require('./access/client-address');
@@ -45,6 +44,13 @@ const { createHealthMetricsStage } = require('./health-metrics');
 const { createForwardProxyStage } = require('./forward-proxy');
 const { createConnectStage } = require('./connect');
 const { createAcmeChallengeStage } = require('./acme-challenge');
+
+// The proxy stage (and the http/https agents, tls and crypto it brings) is loaded only for a config
+// with `proxy` rules: most sites have none, and each worker would hold its code for nothing.
+function createProxyStage(site, options) {
+  const rules = site.config.proxy;
+  return Array.isArray(rules) && rules.length > 0 ? require('./proxy').createProxyStage(site, options) : null;
+}
 
 // isDraining(), scrapeMetrics(): the worker's, for the health and metrics paths.
 // rateLimiter: the host's rate-limit counter ({ take(key, rate, burst) }), from the process that

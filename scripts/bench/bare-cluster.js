@@ -3,15 +3,19 @@
 // A bare Node `cluster` server: the baseline svr's script scenarios are compared with.
 // Every request runs the same code as svr's generated serverSideScript.js, nothing else: no
 // logging, no routing. --workload cpu (default): fib(25) for every URL (cpu-work.js);
-// --workload fib: the blog's /fibonacci?n=N (fib-work.js). Node's scheduling policy applies
+// --workload fib: the blog's /fibonacci?n=N (fib-work.js); --workload hello: "Hello World!"
+// (hello-work.js). Node's scheduling policy applies
 // (round-robin on Linux) unless NODE_CLUSTER_SCHED_POLICY says otherwise.
-// Usage: node scripts/bench/bare-cluster.js --port 8080 [--host 127.0.0.1] [--workers N] [--workload cpu|fib]
+// Usage: node scripts/bench/bare-cluster.js --port 8080 [--host 127.0.0.1] [--workers N] [--workload cpu|fib|hello]
 const cluster = require('cluster');
 const http = require('http');
 const os = require('os');
 const minimist = require('minimist');
 const { compileHandler } = require('./cpu-work');
 const { compileFibHandler } = require('./fib-work');
+const { compileHelloHandler } = require('./hello-work');
+
+const HANDLERS = { cpu: compileHandler, fib: compileFibHandler, hello: compileHelloHandler };
 
 const args = minimist(process.argv.slice(2), { string: ['host', 'workload'], default: { host: '127.0.0.1', workload: 'cpu' } });
 const workerCount = Number(args.workers) || availableCores();
@@ -39,7 +43,8 @@ function stopPrimary() {
 }
 
 function startWorker() {
-  const handler = args.workload === 'fib' ? compileFibHandler() : compileHandler();
+  if (!HANDLERS[args.workload]) throw new Error(`--workload: one of ${Object.keys(HANDLERS).join(', ')}`);
+  const handler = HANDLERS[args.workload]();
   const server = http.createServer(handler);
   server.listen(Number(args.port), args.host);
   process.on('SIGTERM', () => server.close(() => process.exit(0)));

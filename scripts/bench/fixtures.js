@@ -11,6 +11,8 @@
 //   cpu/serverSideScript.js svr's script for the CPU-bound scenario (a function body, SVR.JS style)
 //   blog/serverSideScript.js the SVR.JS blog's /fibonacci?n=N workload (fib-work.js)
 //   tls/bench-1k.html       the 1 KiB page again, for the HTTPS rows
+//   hello/serverSideScript.js "Hello World!" for every request (hello-work.js)
+//   backend/item.json       1 KiB, what the proxy rows' backend serves
 //   certificate/            a self-signed certificate for svr and nginx (with openssl)
 const crypto = require('crypto');
 const fs = require('fs');
@@ -19,6 +21,7 @@ const path = require('path');
 const zlib = require('zlib');
 const { SCRIPT_BODY } = require('./cpu-work');
 const { FIB_SCRIPT_BODY } = require('./fib-work');
+const { HELLO_SCRIPT_BODY } = require('./hello-work');
 const { createCertificate } = require('./certificate');
 
 const KIB = 1024;
@@ -72,7 +75,7 @@ function writePrecompressed(file, data) {
 function createFixtures({ openssl } = {}) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-bench-'));
   const sites = {};
-  for (const site of ['static', 'gzip', 'cpu', 'blog', 'tls']) {
+  for (const site of ['static', 'gzip', 'cpu', 'blog', 'tls', 'hello', 'backend']) {
     sites[site] = path.join(root, site);
     fs.mkdirSync(sites[site]);
   }
@@ -91,6 +94,8 @@ function createFixtures({ openssl } = {}) {
   fs.writeFileSync(path.join(sites.cpu, 'serverSideScript.js'), SCRIPT_BODY);
   fs.writeFileSync(path.join(sites.blog, 'serverSideScript.js'), FIB_SCRIPT_BODY);
   fs.writeFileSync(path.join(sites.tls, 'bench-1k.html'), files.html);
+  fs.writeFileSync(path.join(sites.hello, 'serverSideScript.js'), HELLO_SCRIPT_BODY);
+  fs.writeFileSync(path.join(sites.backend, 'item.json'), Buffer.alloc(KIB, 'x'));
   return {
     root,
     sites,

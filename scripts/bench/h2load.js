@@ -3,6 +3,7 @@
 // requests, rps, bytes/s, latency (h2load prints mean and max per request, no percentiles) and
 // errors (failed + errored + timeout + non-2xx/3xx).
 const { spawn } = require('child_process');
+const { pinned } = require('./pinning');
 
 function h2loadArgs({ url, headers, seconds, threads, connections }) {
   const headerArgs = Object.entries(headers || {}).flatMap(([name, value]) => ['-H', `${name}: ${value}`]);
@@ -37,9 +38,11 @@ function parseH2load(stdout) {
   };
 }
 
-function runH2load({ h2load, ...request }) {
+// pin: { taskset, core } runs the tool on that core only (the CPU-per-request rows).
+function runH2load({ h2load, pin, ...request }) {
   return new Promise((resolve) => {
-    const proc = spawn(h2load, h2loadArgs(request), { stdio: ['ignore', 'pipe', 'pipe'] });
+    const [command, args] = pinned(pin, h2load, h2loadArgs(request));
+    const proc = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     proc.stdout.on('data', (chunk) => (stdout += chunk));

@@ -7,7 +7,10 @@
 // 304 for a matching If-None-Match, and nothing else: no logging, no stat, no routing, no
 // compression. svr/node-ceiling is then what svr's pipeline costs over the bare minimum.
 // Same scheduling policy as svr's default (SCHED_NONE: workers accept) unless NODE_CLUSTER_SCHED_POLICY is set.
+// With --proxy URL it is the ceiling of a reverse proxy instead: every request is forwarded to
+// URL's host (path and method kept, keep-alive connections to it) and the answer piped back.
 // Usage: node scripts/bench/node-ceiling.js --root DIR --port 8080 [--host 127.0.0.1] [--workers N]
+//        node scripts/bench/node-ceiling.js --proxy http://127.0.0.1:8081 --port 8080 [--workers N]
 const cluster = require('cluster');
 const fs = require('fs');
 const http = require('http');
@@ -16,7 +19,7 @@ const path = require('path');
 const minimist = require('minimist');
 const mime = require('mime-types');
 
-const args = minimist(process.argv.slice(2), { string: ['host', 'root'], default: { host: '127.0.0.1' } });
+const args = minimist(process.argv.slice(2), { string: ['host', 'root', 'proxy'], default: { host: '127.0.0.1' } });
 const workerCount = Number(args.workers) || (typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length);
 let shuttingDown = false;
 
@@ -48,9 +51,31 @@ function loadFiles(root) {
   return files;
 }
 
+// The least a Node reverse proxy does: forward, pipe back, nothing else.
+function proxyHandler(upstream) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const { hostname, port } = new URL(upstream);
+  return (req, res) => {
+    const forwarded = http.request({ agent, hostname, port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode, answer.headers);
+      answer.pipe(res);
+    });
+    forwarded.on('error', () => {
+      res.writeHead(502);
+      res.end();
+    });
+    req.pipe(forwarded);
+  };
+}
+
 function startWorker() {
-  const files = loadFiles(path.resolve(args.root));
-  const server = http.createServer((req, res) => {
+  const server = http.createServer(args.proxy ? proxyHandler(args.proxy) : fileHandler(loadFiles(path.resolve(args.root))));
+  server.listen(Number(args.port), args.host);
+  process.on('SIGTERM', () => server.close(() => process.exit(0)));
+}
+
+function fileHandler(files) {
+  return (req, res) => {
     const file = files.get(req.url);
     if (file === undefined) {
       res.writeHead(404, { Server: 'svr', 'Content-Type': 'text/plain' });
@@ -62,9 +87,7 @@ function startWorker() {
       res.writeHead(200, file.ok);
       res.end(req.method === 'HEAD' ? undefined : file.body);
     }
-  });
-  server.listen(Number(args.port), args.host);
-  process.on('SIGTERM', () => server.close(() => process.exit(0)));
+  };
 }
 
 function startPrimary() {

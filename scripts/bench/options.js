@@ -16,14 +16,19 @@ const DEFAULTS = {
   keep: false, // keep the temp dir (files, configs, logs) for inspection
   install: true, // apt-get/npm install what is missing
   svr: '', // svr.js to benchmark; empty = the one in this checkout
+  svrjs: '', // an SVR.JS directory (with svr.js) for the blog rows; empty = SVR.JS left out
+  throughput: true, // the requests/s rows; --no-throughput leaves only the CPU-per-request rows
+  'cpu-per-request': true, // the CPU-per-request rows (one worker pinned, the load tool on another core)
+  node: '', // comma-separated Node versions for the CPU-per-request rows of svr and the node ceiling; empty = the running Node
   docs: 'auto', // write docs/performance-latest.md and docs/performance.svg: auto = after a complete run
 };
 
 const SCENARIO_NAMES = [
   'html-1k', 'js-100k', 'bin-4m', 'revalidate-304', 'dir-1000', 'compressed-100k', 'precompressed-100k', 'gzip-100k', 'cpu',
-  'blog-c5', 'blog-c5-busy', 'blog-c32', 'blog-c32-busy', 'tls-html-1k', 'h2-html-1k', 'tls-new-conn', 'tls-resumed-conn',
+  'blog-c5', 'blog-c5-busy', 'blog-c32', 'blog-c32-busy', 'blog-ab-c5', 'tls-html-1k', 'h2-html-1k', 'tls-new-conn', 'tls-resumed-conn',
+  'proxy-1k', 'ssjs-hello', // CPU per request only
 ];
-const SERVER_NAMES = ['nginx', 'serve', 'http-server', 'node-ceiling', 'svr', 'svr-single', 'bare-cluster', 'svr-none', 'svr-rr', 'bare-cluster-none', 'bare-cluster-rr'];
+const SERVER_NAMES = ['nginx', 'serve', 'http-server', 'node-ceiling', 'svr', 'svr-single', 'bare-cluster', 'svr-none', 'svr-rr', 'bare-cluster-none', 'bare-cluster-rr', 'pm2', 'svrjs'];
 
 const USAGE = `Usage: npm run bench -- [options]
   --duration S       seconds per measured run (default ${DEFAULTS.duration})
@@ -34,19 +39,27 @@ const USAGE = `Usage: npm run bench -- [options]
   --workers N        svr and bare-cluster workers (default: available cores)
   --only a,b         scenarios to run (default: all), of:
                        ${SCENARIO_NAMES.slice(0, 9).join(' ')}
-                       ${SCENARIO_NAMES.slice(9).join(' ')}
+                       ${SCENARIO_NAMES.slice(9, 17).join(' ')}
+                       ${SCENARIO_NAMES.slice(17).join(' ')}
   --servers a,b      servers to run (default: all), of:
                        ${SERVER_NAMES.join(' ')}
   --out FILE         JSON results file (default .bench/results-<date>.json)
   --keep             keep the temp dir with files, configs and logs
   --no-install       do not apt-get/npm install missing tools; skip what is missing
   --svr PATH         the svr.js to benchmark (default: svr.js of this checkout)
+  --svrjs DIR        an unpacked SVR.JS (DIR/svr.js) to run in the blog rows beside svr and PM2
+  --no-throughput    leave out the requests/s rows (only CPU per request)
+  --no-cpu-per-request  leave out the CPU-per-request rows (one worker pinned to core 0, the load
+                     tool to core 1; scenarios html-1k revalidate-304 js-100k proxy-1k ssjs-hello
+                     h2-html-1k, those of --only among them)
+  --node 20,22,24    the Node versions svr and the node ceiling run under in the CPU-per-request
+                     rows (default: the running Node; others installed once from npm's node package)
   --docs, --no-docs  write docs/performance-latest.md and docs/performance.svg from the results
                      (default: only after a complete run, without --only and --servers)
 Each option can also be set as BENCH_<NAME> in the environment, e.g. BENCH_DURATION=10.`;
 
 function envValue(name) {
-  const value = process.env['BENCH_' + name.toUpperCase()];
+  const value = process.env['BENCH_' + name.toUpperCase().replace(/-/g, '_')];
   return value === undefined || value === '' ? undefined : value;
 }
 
@@ -74,8 +87,8 @@ function toDocs(value) {
 
 function parseOptions(argv) {
   const args = minimist(argv, {
-    string: ['only', 'servers', 'out', 'svr'],
-    boolean: ['keep', 'install', 'help'],
+    string: ['only', 'servers', 'out', 'svr', 'svrjs', 'node'],
+    boolean: ['keep', 'install', 'help', 'cpu-per-request', 'throughput'],
     alias: { h: 'help' },
   });
   const unknown = Object.keys(args).filter((name) => name !== '_' && name !== 'h' && name !== 'help' && !(name in DEFAULTS));
@@ -97,6 +110,10 @@ function parseOptions(argv) {
     keep: toBoolean(pick('keep')),
     install: toBoolean(pick('install')),
     svr: pick('svr'),
+    svrjs: pick('svrjs'),
+    throughput: toBoolean(pick('throughput')),
+    cpuPerRequest: toBoolean(pick('cpu-per-request')),
+    node: toList(pick('node')),
     docs: toDocs(pick('docs')),
   };
 }

@@ -191,4 +191,4 @@ function workerRss(pid) {
   return { processes: perProcessKiB.length, perProcessKiB, primaryKiB: children.length ? rssKiB(pid) : null };
 }
 
-module.exports = { freePort, fetchOnce, fetchH2Once, startProcess, stopProcess, killAllStarted, workerRss, delay };
+module.exports = { freePort, fetchOnce, fetchH2Once, startProcess, stopProcess, killAllStarted, workerRss, delay, childPids };

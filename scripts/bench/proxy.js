@@ -121,4 +121,4 @@ async function runProxyBench(argv, log = (line) => process.stderr.write(`${line}
   return { summary, ratio };
 }
 
-module.exports = { runProxyBench };
+module.exports = { runProxyBench, backendConf, nginxProxyConf, writeNginx };

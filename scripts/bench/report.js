@@ -3,6 +3,8 @@
 
 const RATIO_PEERS = ['nginx', 'node-ceiling', 'serve', 'http-server', 'bare-cluster', 'svr-single'];
 const SCHED_POLICIES = ['none', 'rr'];
+// The blog rows: svr and the bare cluster under each policy, PM2 and SVR.JS (under Node's default, rr).
+const BLOG_SERVERS = [...SCHED_POLICIES.flatMap((policy) => [`svr-${policy}`, `bare-cluster-${policy}`]), 'pm2', 'svrjs'];
 const MAX_ERROR_SHARE = 0.001; // a cell with more errors than this share of its requests gets no ratio
 
 function median(values) {
@@ -68,11 +70,9 @@ function computeBlogRatios(cells) {
   return scenarios.map((scenario) => {
     const cellOf = (server) => cells.find((cell) => cell.scenario === scenario && cell.server === server);
     const rps = {};
-    for (const policy of SCHED_POLICIES) {
-      for (const server of ['svr', 'bare-cluster']) {
-        const cell = cellOf(`${server}-${policy}`);
-        rps[`${server}-${policy}`] = isComparable(cell) ? cell.median.rps : null;
-      }
+    for (const server of BLOG_SERVERS) {
+      const cell = cellOf(server);
+      rps[server] = isComparable(cell) ? cell.median.rps : null;
     }
     const ratio = (a, b) => (rps[a] && rps[b] ? rps[a] / rps[b] : null);
     const sample = cellOf('svr-none') || cellOf('svr-rr') || {};
@@ -86,6 +86,8 @@ function computeBlogRatios(cells) {
         'svr/bare-cluster (rr)': ratio('svr-rr', 'bare-cluster-rr'),
         'svr none/bare-cluster rr': ratio('svr-none', 'bare-cluster-rr'),
         'svr rr/svr none': ratio('svr-rr', 'svr-none'),
+        'svr none/pm2': ratio('svr-none', 'pm2'),
+        'svr none/svrjs': ratio('svr-none', 'svrjs'),
       },
     };
   });
@@ -168,8 +170,9 @@ function ratioText(value) {
 }
 
 function blogTable(blogRows) {
-  const ratioNames = blogRows.length ? Object.keys(blogRows[0].ratios) : [];
-  const servers = ['svr-none', 'svr-rr', 'bare-cluster-none', 'bare-cluster-rr'];
+  const optional = ['svr none/pm2', 'svr none/svrjs']; // shown when PM2 or SVR.JS ran
+  const ratioNames = (blogRows.length ? Object.keys(blogRows[0].ratios) : []).filter((name) => !optional.includes(name) || blogRows.some((row) => row.ratios[name] !== null));
+  const servers = ['svr-none', 'svr-rr', 'bare-cluster-none', 'bare-cluster-rr', 'pm2', 'svrjs'].filter((server) => blogRows.some((row) => row.rps[server]));
   const rows = blogRows.map((row) => [
     row.scenario,
     String(row.connections || '–'),
@@ -184,8 +187,42 @@ function labelsList(labels) {
   return Object.entries(labels || {}).map(([name, label]) => `- \`${name}\`: ${label}`).join('\n');
 }
 
+// The CPU-per-request rows: µs of server CPU per request (median of the rounds, their range),
+// requests/s of the one pinned worker, and svr's CPU over each peer's.
+function cpuTable(section) {
+  const rows = section.rows.map((row) => {
+    const ratio = section.ratios.find((candidate) => candidate.scenario === row.scenario && candidate.nodeVersion === row.nodeVersion && row.server === 'svr');
+    const peerRatio = (peer) => (!ratio || !(peer in ratio.peers) ? '' : ratio.peers[peer] === null ? 'n/c' : `${formatNumber(ratio.peers[peer], 2)}×`);
+    const note = row.skipped || row.failure || (row.check !== 'ok' ? row.check : '');
+    return [
+      row.scenario,
+      row.server,
+      row.nodeVersion || '–',
+      formatNumber(row.cpuUsPerRequest, 1),
+      row.range ? `${formatNumber(row.range[0], 1)}–${formatNumber(row.range[1], 1)}` : '–',
+      formatNumber(row.rps),
+      formatNumber(row.errors),
+      peerRatio('svr/nginx'),
+      peerRatio('svr/node-ceiling'),
+      String(note).replace(/\|/g, '/').slice(0, 100),
+    ];
+  });
+  return markdownTable(['scenario', 'server', 'node', 'µs CPU per request', 'rounds', 'req/s (1 worker)', 'errors', 'svr/nginx CPU', 'svr/node-ceiling CPU', 'note'], rows);
+}
+
+function cpuSection(section) {
+  if (!section) return [];
+  if (section.skipped) return [`CPU per request: not measured (${section.skipped}).`, ''];
+  return [
+    `CPU time per request (user + system of the server's processes, /proc/PID/stat), one worker pinned to core 0, the load tool (wrk or h2load, 1 thread, ${section.connections} connections) pinned to core 1; the median of the rounds, their range beside it; lower is better, and svr/peer is svr's CPU over the peer's:`,
+    '',
+    cpuTable(section),
+    '',
+  ];
+}
+
 function formatReport(results) {
-  const blog = results.blog && results.blog.length ? ['The SVR.JS blog workload (scheduling policy: NODE_CLUSTER_SCHED_POLICY; svr\'s default is none (schedulingPolicy), Node\'s rr):', '', blogTable(results.blog), ''] : [];
+  const blog = results.blog && results.blog.length ? ['The SVR.JS blog workload (scheduling policy: NODE_CLUSTER_SCHED_POLICY; svr\'s default is none (schedulingPolicy), Node\'s rr, which PM2 and SVR.JS run under):', '', blogTable(results.blog), ''] : [];
   const labels = results.scenarioLabels && Object.keys(results.scenarioLabels).length ? ['What some scenarios compare:', '', labelsList(results.scenarioLabels), ''] : [];
   const commit = results.meta.commit ? `commit ${results.meta.commit.label}, ` : '';
   return [
@@ -199,6 +236,7 @@ function formatReport(results) {
     '',
     ratiosTable(results.ratios),
     '',
+    ...cpuSection(results.cpuPerRequest),
     ...blog,
     'Processes (RSS per serving process: workers of a primary/master, else the process itself):',
     '',
@@ -209,5 +247,5 @@ function formatReport(results) {
 
 module.exports = {
   median, summariseRuns, computeRatios, computeBlogRatios, formatReport,
-  markdownTable, resultsTable, ratiosTable, blogTable, processTable, labelsList, formatNumber, ratioText,
+  markdownTable, resultsTable, ratiosTable, blogTable, processTable, labelsList, formatNumber, ratioText, cpuTable, cpuSection,
 };

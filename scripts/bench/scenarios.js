@@ -69,9 +69,20 @@ function expectH2(size) {
 }
 
 // The blog workload at 5 and 32 connections, quiet and with one core busy.
+// and with the blog's own method: ab -c 5, a new connection per request.
 function blogScenarios() {
   const verdict = (res) => (res.status === 200 && res.body.toString() === FIB_EXPECTED_BODY ? 'ok' : `got ${describe(res)}; want 200 and the ${FIB_EXPECTED_BODY.length} digits of fib(20000)`);
-  return BLOG_CONNECTIONS.flatMap((connections) =>
+  const withAb = {
+    name: 'blog-ab-c5',
+    site: 'blog',
+    path: FIB_PATH,
+    tool: 'ab',
+    connections: 5,
+    busy: false,
+    label: `GET ${FIB_PATH}, the blog's method: ab -c 5, HTTP/1.0, a new connection per request`,
+    prepare: (url) => checked(url, {}, verdict),
+  };
+  return [...BLOG_CONNECTIONS.flatMap((connections) =>
     [false, true].map((busy) => ({
       name: `blog-c${connections}${busy ? '-busy' : ''}`,
       site: 'blog',
@@ -81,7 +92,7 @@ function blogScenarios() {
       label: `GET ${FIB_PATH}, ${connections} connections${busy ? ', one core busy' : ', quiet'}`,
       prepare: (url) => checked(url, {}, verdict),
     })),
-  );
+  ), withAb];
 }
 
 function scenarios(fixtures) {

@@ -154,6 +154,35 @@ function blogServers() {
   ]);
 }
 
+// PM2 (devDependency) in cluster mode over the same handler as the bare cluster (fib-app.js); its
+// state (PM2_HOME) in the run's temp dir, never ~/.pm2.
+function pm2Command({ tools, port, workDir, workers }) {
+  return {
+    command: process.execPath,
+    args: [tools.pm2Runtime, 'start', path.join(__dirname, 'fib-app.js'), '-i', String(workers), '--no-autorestart'],
+    env: { BENCH_PORT: String(port), BENCH_HOST: HOST, PM2_HOME: path.join(workDir, 'pm2') },
+  };
+}
+
+// SVR.JS from the directory --svrjs names (an unpacked release; it is not on npm): a copy of it in
+// the run's temp dir (SVR.JS writes its config, log/ and temp/ beside svr.js), its own config.json
+// with only port and wwwroot changed, the blog's serverSideScript.js in that web root (SVR.JS's
+// default useWebRootServerSideScript). Its workers: one per core, as SVR.JS decides.
+function svrjsCommand({ options, port, workDir, wwwroot }) {
+  const copy = path.join(workDir, 'svrjs');
+  fs.cpSync(path.resolve(options.svrjs), copy, { recursive: true, filter: (source) => !/[\\/](log|temp)$/.test(source) });
+  const configFile = path.join(copy, 'config.json');
+  const config = fs.existsSync(configFile) ? JSON.parse(fs.readFileSync(configFile, 'utf8')) : {};
+  Object.assign(config, { port, pubport: port, wwwroot, enableLogging: true, useWebRootServerSideScript: true });
+  fs.writeFileSync(configFile, JSON.stringify(config, null, 2));
+  return { command: process.execPath, args: [path.join(copy, 'svr.js')], cwd: copy };
+}
+
+function svrjsAvailable(tools, options) {
+  if (!options.svrjs) return 'no SVR.JS directory given (--svrjs DIR)';
+  return fs.existsSync(path.join(path.resolve(options.svrjs), 'svr.js')) ? null : `${path.resolve(options.svrjs)}/svr.js not found`;
+}
+
 const SERVERS = [
   {
     name: 'nginx',
@@ -218,6 +247,18 @@ const SERVERS = [
     command: (ctx) => bareClusterCommand(ctx),
   },
   ...blogServers(),
+  {
+    name: 'pm2',
+    sites: [BLOG],
+    available: (tools) => (tools.pm2Runtime ? null : 'pm2 not installed (npm install)'),
+    command: (ctx) => pm2Command(ctx),
+  },
+  {
+    name: 'svrjs',
+    sites: [BLOG],
+    available: svrjsAvailable,
+    command: (ctx) => svrjsCommand(ctx),
+  },
 ];
 
-module.exports = { SERVERS, SITES, HOST, TLS, SCHED_POLICIES, availableCores };
+module.exports = { SERVERS, SITES, HOST, TLS, SCHED_POLICIES, availableCores, nginxCommand, svrConfig, svrEntry, svrjsCommand, pm2Command };

@@ -1,7 +1,7 @@
 'use strict';
 // Finds (or installs) the load generator and the peer servers the benchmark needs:
-// wrk, nginx, h2load (nghttp2-client) and openssl from Debian packages, serve and http-server
-// from devDependencies.
+// wrk, nginx, h2load (nghttp2-client), openssl and ab (apache2-utils) from Debian packages, serve,
+// http-server and pm2 from devDependencies.
 const { spawnSync } = require('child_process');
 const fs = require('fs');
 const path = require('path');
@@ -42,7 +42,7 @@ function aptInstall(packages, log) {
 }
 
 // Debian package per executable.
-const DEBIAN_PACKAGES = { wrk: 'wrk', nginx: 'nginx', h2load: 'nghttp2-client', openssl: 'openssl' };
+const DEBIAN_PACKAGES = { wrk: 'wrk', nginx: 'nginx', h2load: 'nghttp2-client', openssl: 'openssl', ab: 'apache2-utils' };
 
 function ensureDebianTools(names, { install, log }) {
   const missing = names.filter((name) => !findExecutable(name));
@@ -66,7 +66,7 @@ function packageBin(pkg, command) {
 }
 
 function ensureNodePeers({ install, log }) {
-  const wanted = { serve: ['serve', 'serve'], 'http-server': ['http-server', 'http-server'] };
+  const wanted = { serve: ['serve', 'serve'], 'http-server': ['http-server', 'http-server'], pm2: ['pm2', 'pm2-runtime'] };
   const lookup = () => Object.fromEntries(Object.entries(wanted).map(([name, [pkg, cmd]]) => [name, packageBin(pkg, cmd)]));
   let found = lookup();
   if (Object.values(found).some((bin) => !bin) && install) {
@@ -85,13 +85,16 @@ function versionOf(executable, args) {
 }
 
 function ensureTools(options, log) {
-  const debian = ensureDebianTools(['wrk', 'nginx', 'h2load', 'openssl'], { install: options.install, log });
+  const debian = ensureDebianTools(['wrk', 'nginx', 'h2load', 'openssl', 'ab'], { install: options.install, log });
   const peers = ensureNodePeers({ install: options.install, log });
   return {
     wrk: debian.wrk,
     nginx: debian.nginx,
     h2load: debian.h2load,
     openssl: debian.openssl,
+    taskset: findExecutable('taskset'), // util-linux, on every Debian
+    ab: debian.ab,
+    pm2Runtime: peers.pm2 ? peers.pm2.path : null,
     serve: peers.serve,
     httpServer: peers['http-server'],
     versions: {
@@ -100,6 +103,8 @@ function ensureTools(options, log) {
       nginx: versionOf(debian.nginx, ['-v']),
       h2load: versionOf(debian.h2load, ['--version']),
       openssl: versionOf(debian.openssl, ['version']),
+      ab: versionOf(debian.ab, ['-V']),
+      pm2: peers.pm2 && peers.pm2.version,
       serve: peers.serve && peers.serve.version,
       'http-server': peers['http-server'] && peers['http-server'].version,
     },

@@ -1,6 +1,7 @@
 'use strict';
 // Runs wrk once and returns its figures, read from the JSON line wrk-report.lua prints.
 const { spawn } = require('child_process');
+const { pinned } = require('./pinning');
 const path = require('path');
 
 const REPORT_SCRIPT = path.join(__dirname, 'wrk-report.lua');
@@ -28,9 +29,11 @@ function parseReport(stdout) {
   };
 }
 
-function runWrk({ wrk, ...request }) {
+// pin: { taskset, core } runs the tool on that core only (the CPU-per-request rows).
+function runWrk({ wrk, pin, ...request }) {
   return new Promise((resolve) => {
-    const proc = spawn(wrk, wrkArgs(request), { stdio: ['ignore', 'pipe', 'pipe'] });
+    const [command, args] = pinned(pin, wrk, wrkArgs(request));
+    const proc = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     proc.stdout.on('data', (chunk) => (stdout += chunk));

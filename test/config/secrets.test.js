@@ -13,10 +13,9 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { makeTempDir, writeFiles, getFreePort, runSvr, spawnSvr, request } = require('../support/helpers');
 const { startPipeline } = require('../support/pipeline');
-const { httpsRequest, startTlsPipeline } = require('../support/tls-helpers');
-const { generateSelfSigned } = require('../../lib/net/certificate');
+const { fixturePair, httpsRequest, startTlsPipeline } = require('../support/tls-helpers');
 
-const pair = generateSelfSigned({ names: [{ type: 2, value: 'localhost' }], bits: 1024 });
+const pair = fixturePair({ names: [{ type: 2, value: 'localhost' }] });
 
 function siteDir(config, files = {}) {
   const dir = makeTempDir('svr-secrets-');

@@ -13,6 +13,7 @@ const tls = require('tls');
 const { spawnSync } = require('child_process');
 const forge = require('node-forge');
 const certificate = require('../../lib/net/certificate');
+const { testKeyPem } = require('../support/test-keys');
 const tlsContext = require('../../lib/net/tls-context');
 const { unprivilegedUser, schemaDefaults } = require('../support/helpers');
 
@@ -46,8 +47,8 @@ function capture() {
 }
 
 function writePair(dir, name, opts) {
-  // Fixtures: the key size is not what these tests check, and a 1024-bit key is made ~20x faster.
-  const { certPem, keyPem } = generateSelfSigned({ bits: 1024, ...opts });
+  // Signed with the run's key for `name` (made once): pairs of different names do not match.
+  const { certPem, keyPem } = generateSelfSigned({ keyPem: testKeyPem(name), ...opts });
   const cert = path.join(dir, name + '.crt');
   const key = path.join(dir, name + '.key');
   fs.writeFileSync(cert, certPem);
@@ -107,8 +108,8 @@ test('first start generates a self-signed certificate as the issue specifies', (
 });
 
 test('two generations have different keys and serials', () => {
-  const a = generateSelfSigned({ names: [dns('localhost')], bits: 1024 });
-  const b = generateSelfSigned({ names: [dns('localhost')], bits: 1024 });
+  const a = generateSelfSigned({ names: [dns('localhost')] });
+  const b = generateSelfSigned({ names: [dns('localhost')] });
   const xa = new crypto.X509Certificate(a.certPem);
   const xb = new crypto.X509Certificate(b.certPem);
   assert.notStrictEqual(xa.serialNumber, xb.serialNumber);
@@ -133,7 +134,7 @@ test('a certificate expiring within 30 days is regenerated', () => {
   const dir = tmpdir();
   const r0 = ensureCertificate({ secure: true, stateDirectory: dir }, { configFile: CONFIG_FILE, log: capture().log });
   // replace it by one that expires in 10 days
-  const soon = generateSelfSigned({ config: {}, days: 10, bits: 1024 });
+  const soon = generateSelfSigned({ config: {}, days: 10, keyPem: testKeyPem() });
   fs.writeFileSync(r0.certFile, soon.certPem);
   fs.writeFileSync(r0.keyFile, soon.keyPem);
   const old = new crypto.X509Certificate(soon.certPem);
@@ -151,7 +152,7 @@ test('a certificate expiring within 30 days is regenerated', () => {
 test('a certificate with 40 days left is kept', () => {
   const dir = tmpdir();
   const r0 = ensureCertificate({ secure: true, stateDirectory: dir }, { configFile: CONFIG_FILE, log: capture().log });
-  const later = generateSelfSigned({ config: {}, days: 40, bits: 1024 });
+  const later = generateSelfSigned({ config: {}, days: 40, keyPem: testKeyPem() });
   fs.writeFileSync(r0.certFile, later.certPem);
   fs.writeFileSync(r0.keyFile, later.keyPem);
   const r = ensureCertificate({ secure: true, stateDirectory: dir }, { configFile: CONFIG_FILE, log: capture().log });
@@ -162,7 +163,7 @@ test('a certificate with 40 days left is kept', () => {
 test('an expired generated certificate is regenerated', () => {
   const dir = tmpdir();
   const r0 = ensureCertificate({ secure: true, stateDirectory: dir }, { configFile: CONFIG_FILE, log: capture().log });
-  const expired = generateSelfSigned({ config: {}, notBefore: Date.now() - 20 * DAY, days: 10, bits: 1024 });
+  const expired = generateSelfSigned({ config: {}, notBefore: Date.now() - 20 * DAY, days: 10, keyPem: testKeyPem() });
   fs.writeFileSync(r0.certFile, expired.certPem);
   fs.writeFileSync(r0.keyFile, expired.keyPem);
   const { log, lines } = capture();

@@ -6,6 +6,10 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const { startServer, request } = require('../support/helpers');
 const { startPipeline } = require('../support/pipeline');
+const { execFileSync } = require('node:child_process');
+const path = require('node:path');
+const { EventEmitter } = require('node:events');
+const { combinedLine, jsonLine } = require('../../lib/access-log');
 
 const COMBINED = /^127\.0\.0\.1 - - \[\d{2}\/[A-Z][a-z]{2}\/\d{4}:\d{2}:\d{2}:\d{2} \+0000\] "GET \/hello\.txt\?q=1 HTTP\/1\.1" 200 5 "http:\/\/ref\.example\/" "test-agent\/1\.0" \d+\.\d{3}$/;
 
@@ -94,4 +98,56 @@ test('a graceful stop flushes every access-log line', async () => {
   await Promise.all(Array.from({ length: 50 }, () => request(`${server.url}/hello.txt`)));
   await server.stop();
   assert.equal(server.stdout().filter((line) => line.includes('/hello.txt')).length, 50);
+});
+
+// A request and response as the access log sees them at 'close', at a fixed time and duration.
+function logged(format, req, { status = 200, length, now = Date.UTC(2026, 10, 26, 10, 49, 5, 7) } = {}) {
+  const res = Object.assign(new EventEmitter(), { statusCode: status, getHeader: (name) => (name === 'content-length' ? length : undefined) });
+  const line = (format === 'json' ? jsonLine : combinedLine)(req, res, '127.0.0.1', 0.0123456789, now);
+  return line;
+}
+
+test('the JSON line is what JSON.stringify makes of the entry: escapes, null for what is missing, the millisecond time', () => {
+  const req = { method: 'GET', url: '/a', httpVersion: '1.1', headers: { 'user-agent': 'q"\\ \u0001 \u00e9 \ud83d\ude00 \ud800' }, socket: {}, svr: { originalUrl: '/a"b', user: 'bob' } };
+  for (const now of [Date.UTC(2026, 10, 26, 10, 49, 5, 7), Date.UTC(2026, 0, 1, 0, 0, 0, 0), Date.UTC(2026, 11, 31, 23, 59, 59, 999), Date.UTC(2026, 10, 26, 10, 49, 5, 70)]) {
+    const line = logged('json', req, { length: 5, now });
+    assert.equal(line, JSON.stringify({ time: new Date(now).toISOString(), remote: '127.0.0.1', user: 'bob', method: 'GET', url: '/a"b', protocol: 'HTTP/1.1', status: 200, bytes: 5, referer: null, userAgent: req.headers['user-agent'], seconds: 0.012346 }));
+  }
+  const streamed = JSON.parse(logged('json', { ...req, headers: { referer: 'r' }, svr: { originalUrl: '/s', bodyBytes: 9, cache: 'HIT' } }));
+  assert.equal(streamed.bytes, 9);
+  assert.equal(streamed.referer, 'r');
+  assert.equal(streamed.userAgent, null);
+  assert.equal(streamed.cache, 'HIT');
+  assert.equal(JSON.parse(logged('json', { ...req, svr: { originalUrl: '/s' } })).bytes, null);
+  assert.equal('cache' in JSON.parse(logged('json', req)), false);
+});
+
+test('the combined line keeps its format across seconds and months (the timestamp is made once a second)', () => {
+  const req = { method: 'GET', url: '/a', httpVersion: '1.1', headers: {}, socket: {}, svr: { originalUrl: '/a' } };
+  assert.equal(logged('combined', req, { length: 5, now: Date.UTC(2026, 10, 26, 10, 49, 5, 7) }), '127.0.0.1 - - [26/Nov/2026:10:49:05 +0000] "GET /a HTTP/1.1" 200 5 "-" "-" 0.012');
+  assert.equal(logged('combined', req, { length: 5, now: Date.UTC(2027, 0, 2, 3, 4, 6, 999) }), '127.0.0.1 - - [02/Jan/2027:03:04:06 +0000] "GET /a HTTP/1.1" 200 5 "-" "-" 0.012');
+});
+
+test('a line longer than the batch buffer, and lines in several scripts, reach stdout whole', async () => {
+  const script = `
+    const { EventEmitter } = require('node:events');
+    const log = require(${JSON.stringify(path.join(__dirname, '..', '..', 'lib', 'access-log.js'))}).createAccessLog({ enableLogging: true });
+    const agents = ['\u00e9\u2603'.repeat(30000), 'plain', '\u2603'.repeat(10)];
+    for (let i = 0; i < 3000; i++) {
+      const res = Object.assign(new EventEmitter(), { statusCode: 200, getHeader: () => 1 });
+      log({ method: 'GET', url: '/n' + i, httpVersion: '1.1', headers: { 'user-agent': agents[i % 3] }, socket: {} }, res);
+      res.emit('close');
+    }`;
+  const out = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8', maxBuffer: 1 << 28 });
+  const lines = out.split('\n').filter(Boolean);
+  assert.equal(lines.length, 3000);
+  lines.forEach((line, i) => assert.ok(line.includes(`"GET /n${i} HTTP/1.1"`) && line.includes(`"${['\u00e9\u2603'.repeat(30000), 'plain', '\u2603'.repeat(10)][i % 3]}"`), `line ${i}`));
+});
+
+test('the access log costs at most 2 µs of CPU per request in every format (scripts/bench-access-log.js)', () => {
+  // CPU time, not wall time, and the median of rounds: a busy machine moves it far less.
+  const out = execFileSync(process.execPath, [path.join(__dirname, '..', '..', 'scripts', 'bench-access-log.js'), '--json', '--requests', '100000', '--rounds', '3'], { encoding: 'utf8' });
+  const { formats } = JSON.parse(out);
+  assert.deepEqual(Object.keys(formats), ['combined', 'json']);
+  for (const [format, { nsPerRequest }] of Object.entries(formats)) assert.ok(nsPerRequest > 0 && nsPerRequest <= 2000, `${format}: ${nsPerRequest} ns per request`);
 });

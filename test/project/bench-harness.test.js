@@ -157,7 +157,9 @@ test("a checkout is dirty when a tracked file changed, but not for the bench's o
 
 test('the help lists every scenario and server the bench has', () => {
   const fixtures = { sizes: { html: 1024, js: 102400, bin: 4194304 }, dirEntries: 1000 };
-  assert.deepEqual(scenarios(fixtures).map((scenario) => scenario.name), SCENARIO_NAMES);
+  const { CPU_SCENARIO_NAMES } = require('../../scripts/bench/cpu-per-request');
+  const throughput = scenarios(fixtures).map((scenario) => scenario.name);
+  assert.deepEqual([...throughput, ...CPU_SCENARIO_NAMES.filter((name) => !throughput.includes(name))], SCENARIO_NAMES);
   assert.deepEqual([...SERVERS.map((server) => server.name)].sort(), [...SERVER_NAMES].sort());
 });
 
@@ -190,4 +192,130 @@ test('openssl s_time clients: full handshakes only, their connections summed ove
   assert.equal(run.errors, 1);
   assert.equal(combineClients([{ connections: 10, bytesPerConnection: 200 }], 1, 1024).errors, 1); // answers shorter than the page
   assert.equal(combineClients([{ failure: 'x' }], 1, 1024).failure, 'x');
+});
+
+test('CPU per request: svr over each peer of the same scenario and Node version, n/c when a side failed its check', () => {
+  const { cpuRatios, summarise } = require('../../scripts/bench/cpu-per-request');
+  const row = (server, nodeVersion, usPerRequest, check = 'ok') => summarise({
+    scenario: 'html-1k', server, nodeVersion, label: server, check,
+    runs: [1, 2, 3].map((round) => ({ round, requests: 1000, rps: 1000, errors: 0, cpuUsPerRequest: usPerRequest * (round === 2 ? 1 : round === 1 ? 0.9 : 1.2) })),
+  });
+  const rows = [row('nginx', null, 10), row('node-ceiling', '22.1.0', 16), row('node-ceiling', '24.1.0', 8), row('svr', '22.1.0', 20), row('svr', '24.1.0', 12, 'got 404')];
+  assert.equal(rows[0].cpuUsPerRequest, 10);
+  assert.deepEqual(rows[0].range, [9, 12]);
+  const ratios = cpuRatios(rows);
+  assert.deepEqual(ratios.map((r) => r.nodeVersion), ['22.1.0', '24.1.0']);
+  assert.equal(ratios[0].peers['svr/nginx'], 2);
+  assert.equal(ratios[0].peers['svr/node-ceiling'], 20 / 16, 'the node ceiling under the same Node version');
+  assert.equal(ratios[1].peers['svr/nginx'], null, 'a failed check gives no ratio');
+  assert.equal(summarise({ scenario: 's', server: 'svr', runs: [{ failure: 'wrk exited 1' }] }).failure, 'wrk exited 1');
+});
+
+test('CPU per request: one row per Node version for svr and the node ceiling, one for nginx; --only picks its scenarios', () => {
+  const { serverVariants, cpuScenariosFor, CPU_SCENARIO_NAMES } = require('../../scripts/bench/cpu-per-request');
+  const nodes = [{ binary: '/a/node', version: '22.1.0' }, { binary: '/b/node', version: '24.1.0' }];
+  assert.deepEqual(serverVariants([], nodes).map((v) => `${v.server}@${v.nodeVersion}`), ['nginx@null', 'node-ceiling@22.1.0', 'node-ceiling@24.1.0', 'svr@22.1.0', 'svr@24.1.0']);
+  assert.deepEqual(serverVariants(['svr'], nodes).map((v) => v.node), ['/a/node', '/b/node']);
+  assert.deepEqual(CPU_SCENARIO_NAMES, ['html-1k', 'revalidate-304', 'js-100k', 'proxy-1k', 'ssjs-hello', 'h2-html-1k']);
+  assert.deepEqual(cpuScenariosFor(['cpu', 'proxy-1k']).map((s) => s.name), ['proxy-1k']);
+  assert.equal(cpuScenariosFor([]).length, CPU_SCENARIO_NAMES.length);
+  const options = parseOptions(['--node', '20,24', '--no-cpu-per-request']);
+  assert.deepEqual(options.node, ['20', '24']);
+  assert.equal(options.cpuPerRequest, false);
+  assert.equal(parseOptions([]).cpuPerRequest, true);
+});
+
+test('CPU per request: the load tool is run through taskset on its core; a process tree\'s CPU time grows as it works', () => {
+  const { pinned, treeCpuSeconds, processTree } = require('../../scripts/bench/pinning');
+  assert.deepEqual(pinned({ taskset: '/usr/bin/taskset', core: 1 }, 'wrk', ['-c', '16']), ['/usr/bin/taskset', ['-c', '1', 'wrk', '-c', '16']]);
+  assert.deepEqual(pinned(undefined, 'wrk', ['x']), ['wrk', ['x']]);
+  const before = treeCpuSeconds(process.pid);
+  const until = process.cpuUsage().user + 60000;
+  while (process.cpuUsage().user < until); // 60 ms of CPU
+  assert.ok(treeCpuSeconds(process.pid) - before >= 0.03, 'counted from /proc/PID/stat');
+  assert.ok(processTree(process.ppid).includes(process.pid));
+});
+
+test('the CPU-per-request table prints µs per request, the rounds, and svr over its peers', () => {
+  const { cpuSection } = require('../../scripts/bench/report');
+  const section = {
+    connections: 16,
+    rows: [
+      { scenario: 'html-1k', server: 'nginx', nodeVersion: null, check: 'ok', cpuUsPerRequest: 17.2, range: [16.9, 17.6], rps: 58000, errors: 0 },
+      { scenario: 'html-1k', server: 'svr', nodeVersion: '24.1.0', check: 'ok', cpuUsPerRequest: 21.5, range: [21, 22], rps: 45000, errors: 0 },
+    ],
+    ratios: [{ scenario: 'html-1k', nodeVersion: '24.1.0', peers: { 'svr/nginx': 21.5 / 17.2 } }],
+  };
+  const text = cpuSection(section).join('\n');
+  assert.match(text, /\| html-1k \| svr \| 24\.1\.0 \| 21\.5 \| 21\.0–22\.0 \| 45,000 \| 0 \| 1\.25× \|/);
+  assert.match(text, /\| html-1k \| nginx \| – \| 17\.2 \|/);
+  assert.deepEqual(cpuSection(null), []);
+  assert.match(cpuSection({ skipped: 'one core' }).join('\n'), /not measured \(one core\)/);
+});
+
+test("ab's report (the blog's method) gives requests/s, percentiles in ms, and failed plus non-2xx as errors; -n follows -t", () => {
+  const { parseAb, abArgs } = require('../../scripts/bench/ab');
+  const AB_OUTPUT = `Concurrency Level:      5
+Time taken for tests:   10.002 seconds
+Complete requests:      8123
+Failed requests:        3
+Non-2xx responses:      2
+Total transferred:      35000000 bytes
+Requests per second:    812.14 [#/sec] (mean)
+Time per request:       6.157 [ms] (mean)
+Percentage of the requests served within a certain time (ms)
+  50%      6
+  99%     11
+ 100%     40 (longest request)
+`;
+  const report = parseAb(AB_OUTPUT);
+  assert.equal(report.requests, 8123);
+  assert.equal(report.rps, 812.14);
+  assert.equal(report.errors, 5);
+  assert.equal(report.latencyMs.p99, 11);
+  assert.equal(report.latencyMs.max, 40);
+  assert.equal(Math.round(report.bytesPerSecond), Math.round(35000000 / 10.002));
+  assert.equal(parseAb('apr_socket_recv: Connection refused (111)\n'), null);
+  const args = abArgs({ url: 'http://127.0.0.1:1/f', seconds: 10, connections: 5 });
+  assert.ok(args.indexOf('-n') > args.indexOf('-t'), 'ab -t alone would stop at 50,000 requests');
+  assert.deepEqual(args.slice(args.indexOf('-c'), args.indexOf('-c') + 2), ['-c', '5']);
+});
+
+test('the blog table compares svr with PM2 and SVR.JS when they ran, and leaves their columns out otherwise', () => {
+  const { blogTable } = require('../../scripts/bench/report');
+  const cell = (server, rps) => ({ scenario: 'blog-ab-c5', server, connections: 5, check: 'ok', runs: [], median: { rps, requests: 1000, errors: 0 } });
+  const [row] = computeBlogRatios([cell('svr-none', 99), cell('bare-cluster-rr', 100), cell('pm2', 90), cell('svrjs', 110)]);
+  assert.equal(row.ratios['svr none/pm2'], 1.1);
+  assert.equal(row.ratios['svr none/svrjs'], 0.9);
+  assert.match(blogTable([row]), /pm2 req\/s \| svrjs req\/s/);
+  const [without] = computeBlogRatios([cell('svr-none', 99), cell('bare-cluster-rr', 100)]);
+  assert.doesNotMatch(blogTable([without]), /pm2|svrjs/);
+});
+
+test('SVR.JS runs from a copy of the directory given, its config.json keeping its keys with port and web root set', () => {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const { svrjsCommand, pm2Command } = require('../../scripts/bench/servers');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-bench-svrjs-'));
+  try {
+    const install = path.join(dir, 'install');
+    fs.mkdirSync(path.join(install, 'log'), { recursive: true });
+    fs.writeFileSync(path.join(install, 'svr.js'), '// SVR.JS');
+    fs.writeFileSync(path.join(install, 'log', 'old.log'), 'x');
+    fs.writeFileSync(path.join(install, 'config.json'), JSON.stringify({ port: 80, stackHidden: false, enableLogging: false }));
+    const work = path.join(dir, 'work');
+    fs.mkdirSync(work);
+    const spec = svrjsCommand({ options: { svrjs: install }, port: 8123, workDir: work, wwwroot: '/srv/blog' });
+    assert.equal(spec.args[0], path.join(work, 'svrjs', 'svr.js'));
+    assert.equal(spec.cwd, path.join(work, 'svrjs'));
+    assert.deepEqual(JSON.parse(fs.readFileSync(path.join(work, 'svrjs', 'config.json'), 'utf8')), { port: 8123, pubport: 8123, stackHidden: false, enableLogging: true, wwwroot: '/srv/blog', useWebRootServerSideScript: true });
+    assert.equal(fs.existsSync(path.join(work, 'svrjs', 'log')), false, 'not its old logs');
+    assert.equal(JSON.parse(fs.readFileSync(path.join(install, 'config.json'), 'utf8')).port, 80, 'the directory given is left as it was');
+    const pm2 = pm2Command({ tools: { pm2Runtime: '/x/pm2-runtime' }, port: 8124, workDir: work, workers: 2 });
+    assert.deepEqual(pm2.args.slice(0, 2), ['/x/pm2-runtime', 'start']);
+    assert.equal(pm2.args[pm2.args.indexOf('-i') + 1], '2');
+    assert.equal(pm2.env.PM2_HOME, path.join(work, 'pm2'));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -1,6 +1,7 @@
 'use strict';
 // scripts/test.js (npm test): what it gives the test files it runs. Node's start-up without the
-// CA bundle of NODE_EXTRA_CA_CERTS, scratch files on tmpfs when the machine has one.
+// CA bundle of NODE_EXTRA_CA_CERTS, scratch files on tmpfs when the machine has one, a directory
+// for the run's shared test keys. scripts/test-node-matrix.js: the same under each Node version.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
@@ -14,15 +15,20 @@ const devShmIsTmpfs = (() => { try { return fs.statfsSync('/dev/shm').type === T
 
 // The environment the probe file saw when scripts/test.js ran it with `env`.
 function probe(env) {
+  return probes('scripts/test.js', env)[0];
+}
+
+// Each environment the probe file reported when `script` ran it.
+function probes(script, env, timeout = 60000) {
   // Without NODE_TEST_CONTEXT, which tells a process that it is a test file of an outer runner.
   const { NODE_TEST_CONTEXT, ...outer } = process.env;
-  const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts/test.js'), PROBE], {
-    encoding: 'utf8', env: { ...outer, ...env }, timeout: 60000,
+  const r = spawnSync(process.execPath, [path.join(ROOT, script), PROBE], {
+    encoding: 'utf8', env: { ...outer, ...env }, timeout,
   });
   assert.equal(r.status, 0, r.stdout + r.stderr);
-  const line = /PROBE (\{.*\})/.exec(r.stdout);
-  assert.ok(line, r.stdout);
-  return JSON.parse(line[1]);
+  const lines = [...r.stdout.matchAll(/PROBE (\{.*\})/g)];
+  assert.ok(lines.length, r.stdout);
+  return Object.assign(lines.map((line) => JSON.parse(line[1])), { stderr: r.stderr });
 }
 
 test('NODE_EXTRA_CA_CERTS is taken from the test files and kept aside as SVR_TEST_NODE_EXTRA_CA_CERTS', () => {
@@ -76,4 +82,25 @@ test('a folder named runs every *.test.js below it and nothing else there; npm r
   const { scripts } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
   assert.equal(scripts['test:system'], 'node scripts/test.js test/system');
   assert.ok(fs.readdirSync(path.join(ROOT, 'test', 'system')).some((name) => name.endsWith('.test.js')));
+});
+
+test('the test files share a keys directory for the run, removed when the run ends', () => {
+  const seen = probe({});
+  assert.ok(seen.keysDir, 'SVR_TEST_KEYS_DIR is set');
+  assert.equal(seen.keysDirExists, true);
+  assert.equal(fs.existsSync(seen.keysDir), false, 'removed after the run');
+});
+
+test('npm run test:node-matrix runs the files under each version asked for and names each outcome', (t) => {
+  // Only majors already installed: the test does not download Node (the matrix does, once).
+  const cache = path.join(ROOT, 'node_modules', '.cache', 'node-matrix');
+  const cached = fs.existsSync(cache) ? fs.readdirSync(cache).filter((v) => fs.existsSync(path.join(cache, v, 'node_modules', 'node', 'bin', 'node'))) : [];
+  const running = process.versions.node.split('.')[0];
+  const majors = [running, ...cached.filter((v) => v !== running)];
+  if (majors.length === 1) t.diagnostic('only the running Node is installed for the matrix: one version checked');
+  const seen = probes('scripts/test-node-matrix.js', { SVR_NODE_MATRIX: majors.join(',') }, 180000);
+  assert.deepEqual(seen.map((s) => s.nodeVersion.slice(1).split('.')[0]), majors.map((v) => v.split('.')[0]));
+  for (const s of seen) assert.match(seen.stderr, new RegExp(`${s.nodeVersion.replace(/\./g, '\\.')}: passed`));
+  const { scripts } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+  assert.equal(scripts['test:node-matrix'], 'node scripts/test-node-matrix.js');
 });

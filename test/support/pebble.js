@@ -17,6 +17,7 @@ const https = require('node:https');
 const path = require('node:path');
 const { LineWatcher, ensureDebianPackage, getFreePort, makeTempDir } = require('./helpers');
 const { generateSelfSigned } = require('../../lib/net/certificate');
+const { testKeyPem } = require('./test-keys');
 
 function pebbleAvailable() {
   for (const command of ['pebble', 'pebble-challtestsrv']) {
@@ -39,7 +40,7 @@ async function startPebble({ httpPort, tlsPort, env = {}, validityPeriod = 0, ne
   const dir = makeTempDir('svr-pebble-');
   const names = [{ type: 'dns', value: 'localhost' }, { type: 'ip', value: '127.0.0.1' }];
   if (address !== '127.0.0.1') names.push({ type: 'ip', value: address });
-  const { certPem, keyPem } = generateSelfSigned({ names, bits: 1024 });
+  const { certPem, keyPem } = generateSelfSigned({ names, keyPem: testKeyPem('pebble') }); // 2048 bits: Node 24 refuses less
   const caFile = path.join(dir, 'pebble-https.pem');
   fs.writeFileSync(caFile, certPem);
   fs.writeFileSync(path.join(dir, 'pebble-https.key'), keyPem);

@@ -12,6 +12,7 @@ const tls = require('node:tls');
 const { startServer, getFreePort } = require('./helpers');
 const { startPipeline } = require('./pipeline');
 const { generateSelfSigned, wantedNames } = require('../../lib/net/certificate');
+const { testKeyPem } = require('./test-keys');
 
 // startServer with secure: true on a free sport; state (the generated certificate) goes to
 // `stateDir` (give one that outlives the server to test restarts; default: state/ in the
@@ -32,30 +33,27 @@ async function startTlsServer({ config = {}, files = { 'index.html': 'hello over
 // startTlsServer's in-process twin, for what an HTTPS or HTTP/2 request gets back: the pipeline
 // behind the listeners a worker builds (pipeline.js, asWorker), the state directory seeded the same
 // way. Answers with the same url, port, sport, httpsUrl, stateDir, stdout(), stderr(), stop().
-// keyBits: the seeded key's size (fixturePair's when not given).
-async function startTlsPipeline({ config = {}, files = { 'index.html': 'hello over tls\n' }, env, keyBits } = {}) {
+async function startTlsPipeline({ config = {}, files = { 'index.html': 'hello over tls\n' }, env } = {}) {
   const full = { secure: true, stateDirectory: 'state', ...config };
-  const seeded = config.stateDirectory || config.cert || config.key ? {} : seededState(full, keyBits);
+  const seeded = config.stateDirectory || config.cert || config.key ? {} : seededState(full);
   const site = await startPipeline({ config: full, files: { ...seeded, ...files }, env, asWorker: true });
   site.stateDir = path.join(site.dir, 'state');
   return site;
 }
 
-// The certificates the tests make for svr to use: 1024-bit RSA keys, ~7 ms of CPU each where a
-// 2048-bit one (what svr itself makes, checked in certificate.test.js) took ~125 ms, for ~45 keys a
-// run. The key's size is not what these tests look at, and Node's TLS accepts it; curl (Debian's
-// OpenSSL, security level 2) does not when it verifies the certificate.
-function fixturePair({ bits, ...opts }) {
-  return generateSelfSigned({ bits: bits || 1024, ...opts });
+// The certificates the tests make for svr to use, signed with a 2048-bit key made once per run
+// (test-keys.js); `key` chooses which one (a label: another label, another key).
+function fixturePair({ key, ...opts }) {
+  return generateSelfSigned({ keyPem: testKeyPem(key), ...opts });
 }
 
 // A self-signed pair for the names svr wants for this config, made once per test process, as
 // files for startServer (beside the web root, in state/).
 const seededPairs = new Map();
-function seededState(config, bits) {
+function seededState(config) {
   const names = wantedNames(config);
-  const key = JSON.stringify([names, bits]);
-  if (!seededPairs.has(key)) seededPairs.set(key, fixturePair({ names, bits }));
+  const key = JSON.stringify(names);
+  if (!seededPairs.has(key)) seededPairs.set(key, fixturePair({ names }));
   const { certPem, keyPem } = seededPairs.get(key);
   return { '../state/selfsigned-cert.pem': certPem, '../state/selfsigned-key.pem': keyPem };
 }
@@ -153,9 +151,10 @@ function peerCertificate(port, servername, extra = {}) {
   });
 }
 
-// A certificate/key pair on disk for tests: names = ['a.test', '*.w.test', ...].
+// A certificate/key pair on disk for tests: names = ['a.test', '*.w.test', ...]; pairs of
+// different `name`s have different keys.
 function writePair(dir, name, names, opts = {}) {
-  const { certPem, keyPem } = fixturePair({ names: names.map((value) => ({ type: 'dns', value })), ...opts });
+  const { certPem, keyPem } = fixturePair({ names: names.map((value) => ({ type: 'dns', value })), key: name, ...opts });
   const cert = path.join(dir, `${name}.crt`);
   const key = path.join(dir, `${name}.key`);
   fs.writeFileSync(cert, certPem);

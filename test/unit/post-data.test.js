@@ -87,3 +87,24 @@ test('createBodyBudget: a positive integer is the budget; anything else is no li
   assert.deepEqual(createBodyBudget(1000), { max: 1000, used: 0 });
   for (const max of [0, -1, 1.5, undefined, '1000']) assert.equal(createBodyBudget(max).max, Infinity, String(max));
 });
+
+describe('createParsePostData', () => {
+  // Made for every request a script sees: the temporary directory (os.tmpdir(), 18 syscalls)
+  // is asked for only when a multipart body is parsed.
+  test('building parsePostData, and a GET refused by it, never ask for the temporary directory', () => {
+    const os = require('node:os');
+    const { createParsePostData } = require('../../lib/pipeline/scripting/post-data');
+    const real = os.tmpdir;
+    let asked = 0;
+    os.tmpdir = () => { asked++; return real(); };
+    try {
+      const refused = [];
+      const parsePostData = createParsePostData({ method: 'GET', headers: {} }, {}, { limit: 1024, fail: (status) => refused.push(status) });
+      parsePostData(() => assert.fail('a GET has no body to parse'));
+      assert.deepEqual(refused, [405]);
+      assert.equal(asked, 0);
+    } finally {
+      os.tmpdir = real;
+    }
+  });
+});

@@ -114,10 +114,12 @@ const p99 = (sorted) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.len
 
 // The machine running the tests is shared (the whole suite runs files side by side): the same
 // probe without uploads, just before, is the baseline. On an idle machine the bound below is
-// "p99 under 50 ms"; under load the baseline's own p99 varies by 2x between two windows, and a
-// busy neighbour in one window and not the other can break it: a failed attempt is measured once
-// more. The uploads used to multiply the p99 by 30 or more, in every attempt.
-test('4 clients sending 1,000-part bodies: a static probe\'s p99 stays under 2 x its p99 without them + 50 ms', async (t) => {
+// "p99 under 50 ms"; under load the baseline's own p99 varies by 2x between two windows, the
+// uploads' own parsing takes the cores the probes need (2x-3x in a busy suite), and a busy
+// neighbour in one window and not the other can break a tight bound: the bound is 5x + 150 ms,
+// and a failed attempt is measured once more. The uploads used to multiply the p99 by 30 or more
+// (seconds), in every attempt.
+test('4 clients sending 1,000-part bodies: a static probe\'s p99 stays under 5 x its p99 without them + 150 ms', async (t) => {
   const { body, contentType } = multipart(1000);
   // The worker's first multipart body loads busboy and compiles the upload path: once, not per body.
   assert.equal((await request(`${server.url}/upload-count`, { method: 'POST', headers: { 'content-type': contentType }, body })).status, 200);
@@ -134,7 +136,7 @@ test('4 clients sending 1,000-part bodies: a static probe\'s p99 stays under 2 x
     t.diagnostic(`attempt ${attempt}: without uploads: ${describe(baseline)}; during 3 x 4 uploads: ${describe(during)}; load ${fs.readFileSync('/proc/loadavg', 'utf8').trim()}`);
     assert.ok(during.length >= 20, `only ${during.length} probes`);
     attempts.push(`p99 ${p99(during).toFixed(1)} ms during the uploads, ${p99(baseline).toFixed(1)} ms without`);
-    if (p99(during) < 2 * p99(baseline) + 50) return;
+    if (p99(during) < 5 * p99(baseline) + 150) return;
   }
   assert.fail(attempts.join('; '));
 });
