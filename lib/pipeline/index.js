@@ -37,7 +37,6 @@ const { createAccessRulesStage } = require('./access/rules');
 const { createRateLimitStage } = require('./access/rate-limits');
 const { createScriptingStage, checkScriptingStage } = require('./scripting');
 const { createStaticStage } = require('./static');
-const { createGatewayStage } = require('./gateway');
 const { createStatusStage, createRequestCounters } = require('./status');
 const { createHttpsRedirectStage } = require('./https-redirect');
 const { createHealthMetricsStage } = require('./health-metrics');
@@ -50,6 +49,13 @@ const { createAcmeChallengeStage } = require('./acme-challenge');
 function createProxyStage(site, options) {
   const rules = site.config.proxy;
   return Array.isArray(rules) && rules.length > 0 ? require('./proxy').createProxyStage(site, options) : null;
+}
+
+// The gateway likewise, only for a config with `fastcgi` or `cgi` rules.
+function createGatewayStage(site) {
+  const { fastcgi, cgi } = site.config;
+  const any = (rules) => Array.isArray(rules) && rules.length > 0;
+  return any(fastcgi) || any(cgi) ? require('./gateway').createGatewayStage(site) : null;
 }
 
 // isDraining(), scrapeMetrics(): the worker's, for the health and metrics paths.
