@@ -261,6 +261,7 @@ function writeJson(results, options) {
 
 async function main() {
   if (process.argv[2] === 'proxy') return void (await require('./bench/proxy').runProxyBench(process.argv.slice(3), log)); // svr proxy vs nginx proxy_pass
+  if (process.argv[2] === 'php') return void (await require('./bench/php').runPhpBench(process.argv.slice(3), log)); // svr fastcgi vs nginx fastcgi_pass and Caddy php_fastcgi
   if (process.argv[2] === 'proxycache') return void (await require('./bench/proxy-cache').runProxyCacheBench(process.argv.slice(3), log)); // cached proxy vs static vs nginx proxy_cache
   if (process.argv[2] === 'ratelimit') return void (await require('./bench/rate-limits').runRateLimitBench(process.argv.slice(3), log)); // CPU per request with and without a rate limit
   const options = parseOptions(process.argv.slice(2));

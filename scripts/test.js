@@ -31,6 +31,7 @@ const SLOWEST = [
   'test/system/lb-namespaces.test.js',
   'test/process/limits-watchdog.test.js',
   'test/system/deb.test.js',
+  'test/system/wordpress.test.js', // 5-15 s; on a fresh machine its apt-get installs come first
   'test/pipeline/symlink-race.test.js',
   'test/net/limits-pipelining.test.js',
   'test/process/limits-kill-all.test.js',
@@ -45,6 +46,8 @@ const SLOWEST = [
   'test/process/control.test.js',
   'test/pipeline/scripting/mods.test.js',
   'test/pipeline/proxy/proxy.test.js',
+  'test/pipeline/gateway-safety.test.js',
+  'test/pipeline/cgi.test.js',
   'test/project/pages.test.js',
   'test/pipeline/scripting/server-side-script.test.js',
   'test/pipeline/static/file-cache.test.js',

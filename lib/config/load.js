@@ -16,6 +16,7 @@ const { parseListenAddress } = require('./listen-address');
 const { DEFAULT_CONFIG_FILE, stateDirectory } = require('../product');
 const { sensitiveFiles } = require('./sensitive-files');
 const { workerCount } = require('./worker-count');
+const { gatewayHints } = require('./svrjs-gateways');
 const { closestKey } = require('./did-you-mean');
 
 // Keys holding file-system paths, resolved against the config file's directory.
@@ -76,6 +77,11 @@ function checkConfig(config, { file, configFile = path.resolve(file), baseDir = 
     problems.push(...semanticProblems(config, baseDir, configFile));
     svrjsKeys.applyAliases(config);
     resolvePaths(config, baseDir);
+    // SVR.JS's gateway mods kept their settings in files beside its config (or in the state
+    // directory, where svr moves legacy mods' files): each found says which svr key does the same.
+    const hints = gatewayHints([baseDir, stateDirectory(config)], givenKeys);
+    warnings.push(...hints.map(({ key, message }) => `${key}: ${message}`));
+    warnings.push(...[...missingFastcgiSockets(config), ...missingInterpreters(config)].map((problem) => formatProblem(file, problem)));
   }
   const errors = inFileOrder(problems, config).map((problem) => formatProblem(file, problem));
   return errors.length ? failure(configFile, errors, warnings) : { config, errors, warnings, configFile };
@@ -223,7 +229,7 @@ function semanticProblems(config, baseDir, configFile) {
     const problem = wwwrootProblem(host, baseDir, key);
     return problem || sensitiveFilesProblem(config, host.wwwroot, key, baseDir, configFile);
   });
-  return [...rootProblems, timeoutProblem(config), ...svrjsKeys.accessProblems(config), proxyProtocolProblem(config)].filter(Boolean);
+  return [...rootProblems, timeoutProblem(config), ...svrjsKeys.accessProblems(config), proxyProtocolProblem(config), ...cgiRuleProblems(config)].filter(Boolean);
 }
 
 // A web root that holds the config file, a TLS key or certificate, or the state directory publishes
@@ -288,6 +294,36 @@ function proxyProtocolProblem({ acceptProxyProtocol, trustedProxies }) {
   const wanted = acceptProxyProtocol === true || (isPlainObject(acceptProxyProtocol) && Object.values(acceptProxyProtocol).includes(true));
   if (!wanted || !Array.isArray(trustedProxies) || trustedProxies.length > 0) return null;
   return { key: 'acceptProxyProtocol', message: 'needs trustedProxies: the addresses of the load balancers allowed to send the PROXY header' };
+}
+
+// A PHP-FPM socket that is not there yet is no error (PHP-FPM may start after svr), but the
+// likeliest reason for the 502s that follow: said once, at the check and at start.
+function missingFastcgiSockets({ fastcgi }) {
+  if (!Array.isArray(fastcgi)) return [];
+  return fastcgi.flatMap((rule, i) => {
+    const socket = isPlainObject(rule) && typeof rule.upstream === 'string' && rule.upstream.startsWith('unix:/') ? rule.upstream.slice(5) : null;
+    if (socket === null || fs.existsSync(socket)) return [];
+    return [{ key: `fastcgi[${i}].upstream`, message: `${socket} does not exist (yet): its requests get 502 until PHP-FPM listens there (Debian: apt install php-fpm; systemctl status php8.2-fpm)` }];
+  });
+}
+
+// A CGI interpreter named by its path that is not there: every script of the rule would get 502.
+function missingInterpreters({ cgi }) {
+  if (!Array.isArray(cgi)) return [];
+  return cgi.flatMap((rule, i) => {
+    const program = isPlainObject(rule) && Array.isArray(rule.interpreter) ? rule.interpreter[0] : null;
+    if (typeof program !== 'string' || !program.startsWith('/') || fs.existsSync(program)) return [];
+    return [{ key: `cgi[${i}].interpreter`, message: `${program} does not exist: the rule's scripts get 502 until it is installed` }];
+  });
+}
+
+// A cgi rule needs a script directory or extensions: with neither it would run nothing.
+function cgiRuleProblems({ cgi }) {
+  if (!Array.isArray(cgi)) return [];
+  return cgi.map((rule, i) => {
+    if (!isPlainObject(rule) || rule.path !== undefined || (Array.isArray(rule.extensions) && rule.extensions.length > 0)) return null;
+    return { key: `cgi[${i}]`, message: 'expected "path" (a script directory such as "/cgi-bin/") or "extensions" (such as [".cgi"]): this rule would run nothing' };
+  });
 }
 
 function resolvePaths(config, baseDir) {

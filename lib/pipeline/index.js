@@ -51,6 +51,13 @@ function createProxyStage(site, options) {
   return Array.isArray(rules) && rules.length > 0 ? require('./proxy').createProxyStage(site, options) : null;
 }
 
+// The gateway likewise, only for a config with `fastcgi` or `cgi` rules.
+function createGatewayStage(site) {
+  const { fastcgi, cgi } = site.config;
+  const any = (rules) => Array.isArray(rules) && rules.length > 0;
+  return any(fastcgi) || any(cgi) ? require('./gateway').createGatewayStage(site) : null;
+}
+
 // isDraining(), scrapeMetrics(): the worker's, for the health and metrics paths.
 // rateLimiter: the host's rate-limit counter ({ take(key, rate, burst) }), from the process that
 // runs this pipeline (lib/process/rate-limits/); without it `rateLimits` are not applied.
@@ -93,7 +100,7 @@ function buildPipeline(config, { log, configFile, scripting: scriptingFactory, i
       return null;
     }
   };
-  const { scripting, staticFiles, rootScripting } = createRootStages(site, { scriptingFactory, build });
+  const { scripting, gateway, staticFiles, rootScripting } = createRootStages(site, { scriptingFactory, build });
   const fail = (req, res, error) => site.sendError(req, res, 500, { error });
   const proxy = build(createProxyStage, site, { cacheIndex });
   const counters = config.allowStatus ? createRequestCounters() : null;
@@ -118,6 +125,7 @@ function buildPipeline(config, { log, configFile, scripting: scriptingFactory, i
     build(createRateLimitStage, site, rateLimiter),
     proxy,
     scripting,
+    gateway,
     build(createStatusStage, site, counters),
     staticFiles,
   ].filter(Boolean);
@@ -155,9 +163,10 @@ function describeProblem(error, configFile) {
   return lines.map((line) => `${configFile}: ${line}`);
 }
 
-// The stages that depend on the web root: the scripting stage (serverSideScript.js from the root)
-// and the static stage. With virtual hosts there is one of each per web root (the static stage
-// with its own error pages), and site.sendError answers with the request's own host's pages.
+// The stages that depend on the web root: the scripting stage (serverSideScript.js from the root),
+// the gateway (scripts from the root) and the static stage. With virtual hosts there is one of each
+// per web root (the static stage with its own error pages), and site.sendError answers with the
+// request's own host's pages.
 function createRootStages(site, { scriptingFactory, build }) {
   const scriptingByRoot = new Map(); // one scripting stage per root, whatever the listing switch
   const scriptingFor = (hostSite) => {
@@ -165,13 +174,21 @@ function createRootStages(site, { scriptingFactory, build }) {
     if (!scriptingByRoot.has(hostSite.root)) scriptingByRoot.set(hostSite.root, build(scriptingFactory, hostSite));
     return scriptingByRoot.get(hostSite.root);
   };
+  const gatewayByRoot = new Map(); // one gateway (and its FastCGI connections) per root
+  const gatewayFor = (hostSite) => {
+    if (!gatewayByRoot.has(hostSite.root)) gatewayByRoot.set(hostSite.root, build(createGatewayStage, hostSite));
+    return gatewayByRoot.get(hostSite.root);
+  };
   const pick = createVirtualHosts(site, (hostSite) => {
     if (hostSite !== site) hostSite.sendError = createErrorPages(hostSite);
-    return { root: hostSite.root, sendError: hostSite.sendError, staticFiles: createStaticStage(hostSite), scripting: scriptingFor(hostSite) };
+    return {
+      root: hostSite.root, sendError: hostSite.sendError, staticFiles: createStaticStage(hostSite),
+      scripting: scriptingFor(hostSite), gateway: gatewayFor(hostSite),
+    };
   });
   if (pick === null) {
     const scripting = scriptingFor(site);
-    return { scripting, rootScripting: scripting, staticFiles: createStaticStage(site) };
+    return { scripting, gateway: gatewayFor(site), rootScripting: scripting, staticFiles: createStaticStage(site) };
   }
   site.sendError = (req, res, status, options) => pick(req).sendError(req, res, status, options);
   const anyScripting = [...scriptingByRoot.values()].some(Boolean);
@@ -181,10 +198,24 @@ function createRootStages(site, { scriptingFactory, build }) {
       const stage = pick(req).scripting;
       return stage === null ? next() : stage(req, res, next);
     } : null,
+    gateway: perRootGateway(pick, [...gatewayByRoot.values()].filter(Boolean)),
     staticFiles: function staticFiles(req, res, next) {
       return pick(req).staticFiles(req, res, next);
     },
   };
+}
+
+// The request's own root's gateway; null when no root has one.
+function perRootGateway(pick, gateways) {
+  if (gateways.length === 0) return null;
+  function gateway(req, res, next) {
+    const stage = pick(req).gateway;
+    return stage === null ? next() : stage(req, res, next);
+  }
+  gateway.close = () => {
+    for (const stage of gateways) stage.close();
+  };
+  return gateway;
 }
 
 // `environmentVariables` (SVR.JS): set before mods and serverSideScript.js load, in every worker.

@@ -1,6 +1,7 @@
 'use strict';
 // What a worker does not load unless its config needs it: the reverse proxy (with the http/https
-// agents and tls it brings) without `proxy` rules, busboy without server-side JavaScript. Each
+// agents and tls it brings) without `proxy` rules, the PHP/CGI gateway without `fastcgi` or `cgi`
+// rules, busboy without server-side JavaScript. Each
 // case builds the pipeline in a fresh process and reports what is in its module cache.
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -33,12 +34,14 @@ function loadedAfterBuilding(config, files = {}) {
 }
 
 const hasProxy = (loaded) => loaded.files.some((file) => file.includes(`${path.sep}pipeline${path.sep}proxy${path.sep}`));
+const hasGateway = (loaded) => loaded.files.some((file) => file.includes(`${path.sep}pipeline${path.sep}gateway${path.sep}`));
 const hasBusboy = (loaded) => loaded.files.some((file) => file.includes(`${path.sep}busboy${path.sep}`));
 const hasHttps = (loaded) => loaded.builtins.includes('NativeModule https');
 
 test('a static site loads neither the proxy (nor https) nor busboy', () => {
   const loaded = loadedAfterBuilding({}, { 'index.html': 'hi' });
   assert.equal(hasProxy(loaded), false);
+  assert.equal(hasGateway(loaded), false);
   assert.equal(hasHttps(loaded), false);
   assert.equal(hasBusboy(loaded), false);
 });
@@ -46,4 +49,9 @@ test('a static site loads neither the proxy (nor https) nor busboy', () => {
 test('proxy rules load the proxy; a serverSideScript.js loads busboy', () => {
   assert.equal(hasProxy(loadedAfterBuilding({ proxy: [{ path: '/api/', upstreams: ['http://127.0.0.1:9'] }] })), true);
   assert.equal(hasBusboy(loadedAfterBuilding({}, { 'serverSideScript.js': 'res.end("hi");' })), true);
+});
+
+test('fastcgi or cgi rules load the gateway', () => {
+  assert.equal(hasGateway(loadedAfterBuilding({ fastcgi: [{ upstream: '127.0.0.1:9000' }] })), true);
+  assert.equal(hasGateway(loadedAfterBuilding({ cgi: [{ path: '/cgi-bin/' }] })), true);
 });

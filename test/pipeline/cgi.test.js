@@ -1,0 +1,219 @@
+'use strict';
+// CGI scripts, a process per request: shell and Perl scripts in /cgi-bin/, scripts by extension
+// through an interpreter, the time limit that kills the whole process group, and the bound on
+// scripts running at once.
+
+const { test } = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const http = require('node:http');
+const path = require('node:path');
+const { startPipeline } = require('../support/pipeline');
+const { request, waitUntil, isAlive, ensureDebianPackage, makeTempDir } = require('../support/helpers');
+
+const SHELL = `#!/bin/sh
+if [ "$PATH_INFO" = "/missing" ]; then
+  printf 'Status: 404 Not Here\\r\\nContent-Type: text/plain\\r\\n\\r\\nnothing here\\n'
+  exit 0
+fi
+printf 'Content-Type: text/plain\\r\\nX-Cgi: shell\\r\\n\\r\\n'
+echo "method=$REQUEST_METHOD query=$QUERY_STRING info=$PATH_INFO script=$SCRIPT_NAME proxy=\${HTTP_PROXY-unset}"
+if [ -n "$CONTENT_LENGTH" ]; then echo "body=$(head -c "$CONTENT_LENGTH")"; fi
+echo "oops from the shell script" >&2
+`;
+
+const WHO = `#!/bin/sh
+printf 'Content-Type: text/plain\\r\\n\\r\\n'
+echo "uid=$(id -u) cwd=$(pwd)"
+`;
+
+const PERL = `#!/usr/bin/perl
+use strict;
+my $body = '';
+read(STDIN, $body, $ENV{CONTENT_LENGTH}) if $ENV{CONTENT_LENGTH};
+if (($ENV{QUERY_STRING} // '') eq 'gone') { print "Status: 404 Not Found\\r\\nContent-Type: text/plain\\r\\n\\r\\ngone\\n"; exit 0; }
+print "Content-Type: text/plain\\r\\nX-Cgi: perl\\r\\nSet-Cookie: a=1\\r\\nSet-Cookie: b=2\\r\\n\\r\\n";
+print "perl $ENV{REQUEST_METHOD} $ENV{QUERY_STRING} body=$body\\n";
+`;
+
+const FOREVER = `#!/bin/sh
+sleep 1000 &
+echo "$$ $!" > "$PIDS"
+printf 'Content-Type: text/plain\\r\\n\\r\\n'
+exec sleep 1000
+`;
+
+function executable(site, files) {
+  for (const name of files) fs.chmodSync(path.join(site.root, name), 0o755);
+}
+
+test('shell and Perl scripts in /cgi-bin/: GET, POST, Status: 404, headers, stderr to the log', async (t) => {
+  const perl = ensureDebianPackage('perl');
+  const site = await startPipeline({
+    config: { cgi: [{ path: '/cgi-bin/' }] },
+    files: { 'cgi-bin/hello.sh': SHELL, 'cgi-bin/hello.pl': PERL, 'cgi-bin/plain.txt': 'not executable', 'cgi-bin/sub/x.sh': SHELL, 'cgi-bin/tools/who.sh': WHO },
+  });
+  t.after(() => site.stop());
+  executable(site, ['cgi-bin/hello.sh', 'cgi-bin/hello.pl', 'cgi-bin/tools/who.sh']);
+
+  const who = await request(`${site.url}/cgi-bin/tools/who.sh`);
+  assert.equal(who.text, `uid=${process.getuid()} cwd=${path.join(site.root, 'cgi-bin/tools')}\n`, 'svr\'s user, in the script\'s directory');
+
+  const get = await request(`${site.url}/cgi-bin/hello.sh/a/b?x=1&y=2`, { headers: { proxy: 'http://evil.example' } });
+  assert.equal(get.status, 200);
+  assert.equal(get.headers['x-cgi'], 'shell');
+  assert.equal(get.text, 'method=GET query=x=1&y=2 info=/a/b script=/cgi-bin/hello.sh proxy=unset\n');
+  await site.waitForLog(/error cgi \/cgi-bin\/: \/cgi-bin\/hello\.sh\/a\/b\?x=1&y=2: oops from the shell script/);
+
+  const post = await request(`${site.url}/cgi-bin/hello.sh`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'posted words' });
+  assert.equal(post.text, 'method=POST query= info= script=/cgi-bin/hello.sh proxy=unset\nbody=posted words\n');
+
+  const missing = await request(`${site.url}/cgi-bin/hello.sh/missing`);
+  assert.equal(missing.status, 404);
+  assert.equal(missing.text, 'nothing here\n');
+
+  if (!perl.skip) {
+    const pl = await request(`${site.url}/cgi-bin/hello.pl?q=1`, { method: 'POST', body: 'abc', headers: { 'content-type': 'text/plain' } });
+    assert.equal(pl.status, 200);
+    assert.equal(pl.headers['x-cgi'], 'perl');
+    assert.deepEqual(pl.headers['set-cookie'], ['a=1', 'b=2']);
+    assert.equal(pl.text, 'perl POST q=1 body=abc\n');
+    const gone = await request(`${site.url}/cgi-bin/hello.pl?gone`);
+    assert.equal(gone.status, 404);
+    assert.equal(gone.text, 'gone\n');
+  }
+
+  // Nothing in the script directory is ever sent as a file.
+  assert.equal((await request(`${site.url}/cgi-bin/plain.txt`)).status, 403, 'not executable');
+  assert.equal((await request(`${site.url}/cgi-bin/sub/x.sh`)).status, 403, 'not executable either');
+  for (const url of ['/cgi-bin/', '/cgi-bin', '/cgi-bin/sub/', '/cgi-bin/nothing']) {
+    const res = await request(site.url + url);
+    assert.equal(res.status, 404, url);
+    assert.ok(!res.text.includes('#!/bin/sh'), url);
+  }
+});
+
+test('scripts by extension through an interpreter, with a local redirect', async (t) => {
+  const perl = ensureDebianPackage('perl');
+  if (perl.skip) return t.skip(perl.skip);
+  const site = await startPipeline({
+    config: { cgi: [{ extensions: ['.pl'], interpreter: [perl.path] }] },
+    files: {
+      'app/hello.pl': PERL, // not executable: the interpreter runs it
+      'app/go.pl': 'print "Location: /target.txt\\n\\n";',
+      'target.txt': 'the target\n',
+    },
+  });
+  t.after(() => site.stop());
+  const res = await request(`${site.url}/app/hello.pl?z=9`);
+  assert.equal(res.status, 200);
+  assert.equal(res.text, 'perl GET z=9 body=\n');
+  const go = await request(`${site.url}/app/go.pl`);
+  assert.equal(go.status, 200);
+  assert.equal(go.text, 'the target\n');
+  const source = await request(`${site.url}/app/missing.pl`);
+  assert.equal(source.status, 404);
+});
+
+test('a script that never exits is killed at the time limit, with everything it started', async (t) => {
+  const pids = path.join(makeTempDir(), 'pids');
+  const site = await startPipeline({ config: { cgi: [{ path: '/cgi-bin/', timeout: 500, env: { PIDS: pids } }] }, files: { 'cgi-bin/forever.sh': FOREVER } });
+  t.after(() => site.stop());
+  executable(site, ['cgi-bin/forever.sh']);
+  const started = Date.now();
+  // The headers went out before the limit: the response is cut, not answered 504.
+  await assert.rejects(request(`${site.url}/cgi-bin/forever.sh`), /aborted|socket hang up|ECONNRESET/);
+  assert.ok(Date.now() - started >= 450, 'not before the limit');
+  const [script, background] = fs.readFileSync(pids, 'utf8').trim().split(' ').map(Number);
+  assert.ok(await waitUntil(() => !isAlive(script) && !isAlive(background), 5000), 'the script and its background child are gone');
+  await site.waitForLog(/warn cgi \/cgi-bin\/: GET \/cgi-bin\/forever\.sh: still running after 500 ms: killed; response cut/);
+});
+
+test('a script\'s process group is killed when it exits and when the client goes away', async (t) => {
+  const dir = makeTempDir();
+  const site = await startPipeline({
+    config: { cgi: [{ path: '/cgi-bin/', env: { PIDS: path.join(dir, 'pids') } }] },
+    files: {
+      'cgi-bin/leaves.sh': `#!/bin/sh\nsleep 1000 &\necho $! > "$PIDS.leaves"\nprintf 'Content-Type: text/plain\\r\\n\\r\\ndone'\n`,
+      'cgi-bin/forever.sh': FOREVER,
+    },
+  });
+  t.after(() => site.stop());
+  executable(site, ['cgi-bin/leaves.sh', 'cgi-bin/forever.sh']);
+  assert.equal((await request(`${site.url}/cgi-bin/leaves.sh`)).text, 'done');
+  const left = Number(fs.readFileSync(path.join(dir, 'pids.leaves'), 'utf8'));
+  assert.ok(await waitUntil(() => !isAlive(left), 5000), 'what it left running is gone');
+
+  const req = http.get(`${site.url}/cgi-bin/forever.sh`);
+  req.on('error', () => {});
+  await new Promise((resolve) => req.once('response', resolve));
+  const [script, background] = fs.readFileSync(path.join(dir, 'pids'), 'utf8').trim().split(' ').map(Number);
+  assert.ok(isAlive(script) && isAlive(background));
+  req.destroy();
+  assert.ok(await waitUntil(() => !isAlive(script) && !isAlive(background), 5000), 'the client went away: the script went too');
+});
+
+test('a request waiting for a slot waits within the time limit', async (t) => {
+  const site = await startPipeline({ config: { cgi: [{ path: '/cgi-bin/', timeout: 400, maxProcesses: 1 }] }, files: { 'cgi-bin/silent.sh': '#!/bin/sh\nexec sleep 1000\n' } });
+  t.after(() => site.stop());
+  executable(site, ['cgi-bin/silent.sh']);
+  const [first, second] = await Promise.all([request(`${site.url}/cgi-bin/silent.sh`), request(`${site.url}/cgi-bin/silent.sh?2`)]);
+  assert.equal(first.status, 504);
+  assert.equal(second.status, 504);
+});
+
+test('a silent script gets 504 at the limit', async (t) => {
+  const site = await startPipeline({ config: { cgi: [{ path: '/cgi-bin/', timeout: 300 }] }, files: { 'cgi-bin/silent.sh': '#!/bin/sh\nexec sleep 1000\n' } });
+  t.after(() => site.stop());
+  executable(site, ['cgi-bin/silent.sh']);
+  const res = await request(`${site.url}/cgi-bin/silent.sh`);
+  assert.equal(res.status, 504);
+});
+
+test('200 concurrent requests: all answered, never more than maxProcesses scripts at once', async (t) => {
+  const site = await startPipeline({
+    config: { cgi: [{ path: '/cgi-bin/', maxProcesses: 4, timeout: 120000 }] },
+    files: {
+      'cgi-bin/count.sh': `#!/bin/sh
+dir="$DOCUMENT_ROOT/../running"
+touch "$dir/$$"
+ls "$dir" | wc -l >> "$DOCUMENT_ROOT/../counts"
+sleep 0.02
+rm "$dir/$$"
+printf 'Content-Type: text/plain\\r\\n\\r\\nok'
+`,
+    },
+  });
+  t.after(() => site.stop());
+  executable(site, ['cgi-bin/count.sh']);
+  fs.mkdirSync(path.join(site.dir, 'running'));
+  const agent = new http.Agent({ keepAlive: false, maxSockets: 200 });
+  const all = await Promise.all(Array.from({ length: 200 }, () => request(`${site.url}/cgi-bin/count.sh`, { agent, timeout: 120000 })));
+  assert.deepEqual(all.map((r) => r.status), Array(200).fill(200));
+  const counts = fs.readFileSync(path.join(site.dir, 'counts'), 'utf8').trim().split('\n').map(Number);
+  assert.equal(counts.length, 200);
+  const most = Math.max(...counts);
+  assert.ok(most <= 4, `at most 4 scripts at once (saw ${most})`);
+  assert.ok(most >= 2, `scripts did run side by side (saw ${most})`);
+});
+
+test('php-cgi as a CGI interpreter for .php', async (t) => {
+  const php = ensureDebianPackage('php-cgi');
+  if (php.skip) return t.skip(php.skip);
+  const site = await startPipeline({
+    config: { cgi: [{ extensions: ['.php'], interpreter: [php.path] }] },
+    files: { 'hello.php': '<?php setcookie("c", "1"); echo "php-cgi says ", $_GET["x"] ?? "", " ", $_SERVER["SCRIPT_NAME"];' },
+  });
+  t.after(() => site.stop());
+  const res = await request(`${site.url}/hello.php?x=hi`);
+  assert.equal(res.status, 200);
+  assert.equal(res.text, 'php-cgi says hi /hello.php');
+  assert.deepEqual(res.headers['set-cookie'], ['c=1']);
+});
+
+test('a program that cannot start: 502 with the reason in the log, and its slot is free again', async (t) => {
+  const site = await startPipeline({ config: { cgi: [{ extensions: ['.py'], interpreter: ['/nonexistent/python9'], maxProcesses: 1 }] }, files: { 'x.py': 'print(1)' } });
+  t.after(() => site.stop());
+  for (let i = 0; i < 3; i++) assert.equal((await request(`${site.url}/x.py`)).status, 502);
+  await site.waitForLog(/warn cgi \.py: GET \/x\.py: cannot start: ENOENT; answering 502/);
+});

@@ -1,0 +1,399 @@
+'use strict';
+// The gateway's safety, against a FastCGI server that reports exactly which script it was asked
+// to run (test/support/fake-fastcgi.js): nothing outside the web root or hidden by the path policy
+// ever runs, the pathinfo upload hole stays shut, a gateway extension's source is never sent, and
+// a dead, silent or slow FastCGI server costs a 502/504 page, never a stuck request or a socket.
+
+const { test } = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const http = require('node:http');
+const net = require('node:net');
+const { spawn } = require('node:child_process');
+const path = require('node:path');
+const { startPipeline } = require('../support/pipeline');
+const { startFakeFastcgi } = require('../support/fake-fastcgi');
+const { makeTempDir, request, waitUntil } = require('../support/helpers');
+
+const SOURCE = '<?php echo "SECRET SOURCE"; ?>';
+
+// A FastCGI server answering every request with the script it was asked for.
+async function echoServer(dir, { delay = 0 } = {}) {
+  return startFakeFastcgi(dir, (r) => {
+    const answer = () => {
+      r.write(`Content-Type: text/plain\r\n\r\nran ${r.params.SCRIPT_FILENAME} info=[${r.params.PATH_INFO}]`);
+      r.end();
+    };
+    if (delay) setTimeout(answer, delay);
+    else answer();
+  });
+}
+
+async function withSite(t, gateway, files, extra = {}) {
+  const dir = makeTempDir();
+  const fcgi = await echoServer(dir);
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream, ...gateway }], ...extra }, files });
+  t.after(async () => { await site.stop(); await fcgi.stop(); });
+  return { site, fcgi };
+}
+
+function ranScripts(fcgi) {
+  return fcgi.requests.map((p) => p.SCRIPT_FILENAME);
+}
+
+test('a .php file runs; its source is never sent, whatever the case of its extension or where it lies', async (t) => {
+  const { site, fcgi } = await withSite(t, { path: '/app/' }, {
+    'app/index.php': SOURCE, 'app/UPPER.PHP': SOURCE, 'elsewhere/x.php': SOURCE, 'note.txt': 'plain',
+  });
+  const ran = await request(`${site.url}/app/index.php`);
+  assert.equal(ran.status, 200);
+  assert.equal(ran.text, `ran ${path.join(site.root, 'app/index.php')} info=[]`);
+  const upper = await request(`${site.url}/app/UPPER.PHP`);
+  assert.equal(upper.text, `ran ${path.join(site.root, 'app/UPPER.PHP')} info=[]`);
+  for (const url of ['/elsewhere/x.php', '/elsewhere/X.Php']) { // no rule takes /elsewhere/
+    const res = await request(site.url + url);
+    assert.equal(res.status, 404, url);
+    assert.ok(!res.text.includes('SECRET SOURCE'), url);
+  }
+  assert.equal((await request(`${site.url}/note.txt`)).text, 'plain', 'other files are still served');
+  assert.deepEqual(ranScripts(fcgi), [path.join(site.root, 'app/index.php'), path.join(site.root, 'app/UPPER.PHP')]);
+});
+
+test('/uploads/avatar.jpg/x.php never runs avatar.jpg (the cgi.fix_pathinfo hole)', async (t) => {
+  const files = { 'uploads/avatar.jpg': SOURCE, 'uploads/ok.php': SOURCE };
+  const off = await withSite(t, { frontController: null }, files);
+  for (const url of ['/uploads/avatar.jpg/x.php', '/uploads/avatar.jpg/.php', '/uploads/avatar.jpg%2fx.php', '/uploads/avatar.jpg/x.php/y']) {
+    let res = await request(off.site.url + url);
+    if (res.status === 301) res = await request(off.site.url + res.headers.location); // %2f: to the clean URL first
+    assert.equal(res.status, 404, url);
+    assert.ok(!res.text.includes('SECRET SOURCE'), url);
+  }
+  assert.deepEqual(ranScripts(off.fcgi), [], 'nothing ran');
+  // With the front controller, such a path goes to index.php (the application answers its 404).
+  const on = await withSite(t, {}, { ...files, 'index.php': SOURCE });
+  const res = await request(`${on.site.url}/uploads/avatar.jpg/x.php`);
+  assert.equal(res.text, `ran ${path.join(on.site.root, 'index.php')} info=[]`);
+  // PATH_INFO is what follows the first .php segment that is a file.
+  const info = await request(`${on.site.url}/uploads/ok.php/a/b`);
+  assert.equal(info.text, `ran ${path.join(on.site.root, 'uploads/ok.php')} info=[/a/b]`);
+});
+
+test('nothing outside the web root runs: .., encoded .., symbolic links out of it', async (t) => {
+  const { site, fcgi } = await withSite(t, { frontController: null }, { 'in.php': SOURCE, '../outside.php': SOURCE, '../outdir/x.php': SOURCE });
+  fs.symlinkSync(path.join(site.dir, 'outside.php'), path.join(site.root, 'link.php'));
+  fs.symlinkSync(path.join(site.dir, 'outdir'), path.join(site.root, 'linkdir'));
+  for (const url of ['/../outside.php', '/%2e%2e/outside.php', '/a/..%2f..%2foutside.php', '/link.php', '/linkdir/x.php', '/linkdir/']) {
+    const res = await request(site.url + url);
+    assert.ok(res.status === 404 || res.status === 403 || res.status === 400, `${url}: ${res.status}`);
+    assert.ok(!res.text.includes('SECRET SOURCE'), url);
+  }
+  assert.deepEqual(ranScripts(fcgi), [], 'nothing ran');
+});
+
+test('with followSymlinks, a link inside the web root runs, a link out of it does not', async (t) => {
+  const { site, fcgi } = await withSite(t, { frontController: null }, { 'in.php': SOURCE, '../outside.php': SOURCE }, { followSymlinks: true });
+  fs.symlinkSync(path.join(site.dir, 'outside.php'), path.join(site.root, 'out.php'));
+  fs.symlinkSync(path.join(site.root, 'in.php'), path.join(site.root, 'alias.php'));
+  assert.equal((await request(`${site.url}/out.php`)).status, 404);
+  assert.equal((await request(`${site.url}/alias.php`)).text, `ran ${path.join(site.root, 'in.php')} info=[]`, 'SCRIPT_FILENAME is the real path');
+  assert.deepEqual(ranScripts(fcgi), [path.join(site.root, 'in.php')]);
+});
+
+test('dotfiles and the server\'s own files are refused as for static files', async (t) => {
+  const { site, fcgi } = await withSite(t, { frontController: null }, {
+    '.hidden.php': SOURCE, '.git/hook.php': SOURCE, 'state/x.php': SOURCE,
+  }, { stateDirectory: 'web/state', allowSensitiveFilesInWebRoot: true });
+  for (const url of ['/.hidden.php', '/.git/hook.php', '/state/x.php', '/.git/hook.php/x']) {
+    const res = await request(site.url + url);
+    assert.equal(res.status, 404, url);
+    assert.ok(!res.text.includes('SECRET SOURCE'), url);
+  }
+  assert.deepEqual(ranScripts(fcgi), [], 'nothing ran');
+});
+
+test('index.php for a directory URL, the front controller for a path that names nothing', async (t) => {
+  const { site } = await withSite(t, {}, { 'index.php': SOURCE, 'blog/index.php': SOURCE, 'blog/index.html': 'not this one', 'static/index.html': 'html index', 'a.css': 'css' });
+  assert.equal((await request(`${site.url}/`)).text, `ran ${path.join(site.root, 'index.php')} info=[]`);
+  assert.equal((await request(`${site.url}/blog/`)).text, `ran ${path.join(site.root, 'blog/index.php')} info=[]`);
+  const bare = await request(`${site.url}/blog`);
+  assert.equal(bare.status, 301, 'a directory without its slash is redirected first');
+  assert.equal((await request(`${site.url}/static/`)).text, 'html index', 'no index.php: the static index');
+  assert.equal((await request(`${site.url}/a.css`)).text, 'css');
+  assert.equal((await request(`${site.url}/2026/11/a-post/?x=1`)).text, `ran ${path.join(site.root, 'index.php')} info=[]`);
+});
+
+test('a dead FastCGI server: 502 at once, over a Unix socket and over TCP', async (t) => {
+  const dir = makeTempDir();
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: `unix:${path.join(dir, 'none.sock')}`, path: '/a/' }, { upstream: '127.0.0.1:1', path: '/b/' }] }, files: { 'a/x.php': SOURCE, 'b/x.php': SOURCE } });
+  t.after(() => site.stop());
+  for (const url of ['/a/x.php', '/b/x.php']) {
+    const res = await request(site.url + url);
+    assert.equal(res.status, 502, url);
+    assert.ok(!res.text.includes('SECRET SOURCE'));
+  }
+  assert.ok(site.stderr().some((line) => /warn fastcgi unix:.*none\.sock: GET \/a\/x\.php: ENOENT; answering 502/.test(line)), site.stderr().join('\n'));
+});
+
+test('a silent FastCGI server: 504 after timeouts.firstByte, and its connection is closed', async (t) => {
+  const dir = makeTempDir();
+  const fcgi = await startFakeFastcgi(dir, () => {}); // never answers
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream, timeouts: { firstByte: 300 } }] }, files: { 'x.php': SOURCE } });
+  t.after(async () => { await site.stop(); await fcgi.stop(); });
+  const res = await request(`${site.url}/x.php`);
+  assert.equal(res.status, 504);
+  assert.ok(await waitUntil(() => fcgi.open() === 0, 5000), 'the upstream connection was closed');
+  assert.ok(site.stderr().some((line) => /no output within 300 ms; answering 504/.test(line)));
+});
+
+test('a server that stops mid-response cuts the client\'s response; idle silence after the headers too', async (t) => {
+  const dir = makeTempDir();
+  const fcgi = await startFakeFastcgi(dir, (r) => {
+    r.write('Content-Type: text/plain\r\n\r\npartial');
+    if (r.params.SCRIPT_NAME === '/die.php') r.socket.destroy();
+  });
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream, timeouts: { idle: 300 } }] }, files: { 'die.php': SOURCE, 'hang.php': SOURCE } });
+  t.after(async () => { await site.stop(); await fcgi.stop(); });
+  for (const url of ['/die.php', '/hang.php']) {
+    await assert.rejects(request(site.url + url), /aborted|socket hang up|ECONNRESET/, url);
+  }
+  assert.ok(await waitUntil(() => fcgi.open() === 0, 5000), 'no upstream connection is left open');
+});
+
+test('an idle pooled connection is closed after timeouts.keepAlive', async (t) => {
+  const { site, fcgi } = await withSite(t, { timeouts: { keepAlive: 300 } }, { 'x.php': SOURCE });
+  assert.equal((await request(`${site.url}/x.php`)).status, 200);
+  assert.equal(fcgi.open(), 1, 'kept open after the request');
+  assert.ok(await waitUntil(() => fcgi.open() === 0, 5000), 'closed once idle');
+});
+
+test('a connection that is not made within timeouts.connect: 502', async (t) => {
+  // A listener that never accepts: once its queue is full, the kernel drops further SYNs, so a
+  // connect hangs (a loopback address with no listener would refuse at once).
+  const child = spawn(process.execPath, ['-e', `const s = require('net').createServer().listen(0, '127.0.0.1', 1, () => { console.log(s.address().port); const end = Date.now() + 60000; while (Date.now() < end); process.exit(); });`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  t.after(() => child.kill('SIGKILL'));
+  const port = Number(await new Promise((resolve) => child.stdout.once('data', resolve)));
+  const fillers = [];
+  for (let i = 0; i < 8; i++) fillers.push(net.connect(port, '127.0.0.1').on('error', () => {}));
+  t.after(() => { for (const f of fillers) f.destroy(); });
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: `127.0.0.1:${port}`, timeouts: { connect: 300 } }] }, files: { 'x.php': SOURCE } });
+  t.after(() => site.stop());
+  const res = await request(`${site.url}/x.php`);
+  assert.equal(res.status, 502);
+  assert.ok(site.stderr().some((line) => /no connection within 300 ms|ETIMEDOUT/.test(line)), site.stderr().join('\n'));
+});
+
+test('idle connections kept by one worker hold a PHP-FPM with one child only for timeouts.keepAlive', async (t) => {
+  // Two pipelines in one process stand for two workers; the server serves one connection at a
+  // time, as PHP-FPM with pm.max_children = 1 does.
+  const dir = makeTempDir();
+  const fcgi = await startFakeFastcgi(dir, (r) => { r.write('Content-Type: text/plain\r\n\r\nok'); r.end(); }, { serial: true });
+  const config = { fastcgi: [{ upstream: fcgi.upstream, timeouts: { keepAlive: 1000, firstByte: 10000 } }] };
+  const first = await startPipeline({ config, files: { 'x.php': SOURCE } });
+  const second = await startPipeline({ config, files: { 'x.php': SOURCE } });
+  t.after(async () => { await first.stop(); await second.stop(); await fcgi.stop(); });
+  assert.equal((await request(`${first.url}/x.php`)).text, 'ok');
+  assert.equal(fcgi.open(), 1, 'the first worker keeps its connection');
+  const started = Date.now();
+  assert.equal((await request(`${second.url}/x.php`)).text, 'ok', 'the second worker is served once the idle connection closes');
+  assert.ok(Date.now() - started < 5000, `waited ${Date.now() - started} ms`);
+  // keepAlive 0: no connection outlives its request.
+  const none = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream, timeouts: { keepAlive: 0 } }] }, files: { 'x.php': SOURCE } });
+  t.after(() => none.stop());
+  assert.equal((await request(`${none.url}/x.php`)).text, 'ok');
+  assert.ok(await waitUntil(() => fcgi.open() === 0, 5000), 'closed after its request');
+});
+
+test('connections are kept alive, reused, and bounded by maxConnections', async (t) => {
+  const dir = makeTempDir();
+  let busy = 0;
+  let busiest = 0;
+  const fcgi = await startFakeFastcgi(dir, (r) => {
+    busy++;
+    busiest = Math.max(busiest, busy);
+    setTimeout(() => { busy--; r.write('Content-Type: text/plain\r\n\r\nok'); r.end(); }, 20);
+  });
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream, maxConnections: 2, timeouts: { keepAlive: 10000 } }] }, files: { 'x.php': SOURCE } });
+  t.after(async () => { await site.stop(); await fcgi.stop(); });
+  for (let i = 0; i < 3; i++) assert.equal((await request(`${site.url}/x.php`)).text, 'ok');
+  assert.equal(fcgi.accepted(), 1, 'one connection for three requests in turn');
+  const agent = new http.Agent({ keepAlive: false, maxSockets: 20 });
+  const all = await Promise.all(Array.from({ length: 20 }, () => request(`${site.url}/x.php`, { agent })));
+  assert.deepEqual(all.map((r) => r.status), Array(20).fill(200));
+  assert.ok(busiest <= 2, `at most 2 requests at the server at once (saw ${busiest})`);
+  assert.ok(fcgi.accepted() <= 2, `at most 2 connections ever (saw ${fcgi.accepted()})`);
+});
+
+test('a client that goes away closes its upstream connection', async (t) => {
+  const dir = makeTempDir();
+  let arrived;
+  const seen = new Promise((resolve) => { arrived = resolve; });
+  const fcgi = await startFakeFastcgi(dir, () => arrived()); // never answers
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream }] }, files: { 'x.php': SOURCE } });
+  t.after(async () => { await site.stop(); await fcgi.stop(); });
+  const req = http.get(`${site.url}/x.php`);
+  req.on('error', () => {});
+  await seen;
+  assert.equal(fcgi.open(), 1);
+  req.destroy();
+  assert.ok(await waitUntil(() => fcgi.open() === 0, 5000), 'the upstream connection was closed');
+});
+
+test('a bad header block from the server is a 502, never its text', async (t) => {
+  const dir = makeTempDir();
+  const fcgi = await startFakeFastcgi(dir, (r) => {
+    const replies = { '/noblank.php': 'just text, no header block', '/badline.php': 'Content-Type text/plain\r\n\r\nSECRET SOURCE', '/badstatus.php': 'Status: abc\r\n\r\nSECRET SOURCE' };
+    r.write(replies[r.params.SCRIPT_NAME]);
+    r.end();
+  });
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream }] }, files: { 'noblank.php': '', 'badline.php': '', 'badstatus.php': '' } });
+  t.after(async () => { await site.stop(); await fcgi.stop(); });
+  for (const url of ['/noblank.php', '/badline.php', '/badstatus.php']) {
+    const res = await request(site.url + url);
+    assert.equal(res.status, 502, url);
+    assert.ok(!res.text.includes('SECRET SOURCE') && !res.text.includes('just text'), url);
+  }
+});
+
+test('Location: /path alone is a local redirect; with a Status it goes to the client', async (t) => {
+  const dir = makeTempDir();
+  const fcgi = await startFakeFastcgi(dir, (r) => {
+    if (r.params.SCRIPT_NAME === '/local.php') r.write('Location: /target.txt?q=1\r\n\r\n');
+    else if (r.params.SCRIPT_NAME === '/posted.php') r.write('Location: /next.php?z=1\r\n\r\n');
+    else if (r.params.SCRIPT_NAME === '/loop.php') r.write('Location: /loop.php\r\n\r\n');
+    else if (r.params.SCRIPT_NAME === '/next.php') r.write(`Content-Type: text/plain\r\n\r\nnext ${r.params.REQUEST_METHOD} ${r.params.QUERY_STRING}`);
+    else r.write('Status: 303 See Other\r\nLocation: /target.txt\r\n\r\n');
+    r.end();
+  });
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream }] }, files: { 'local.php': '', 'posted.php': '', 'next.php': '', 'loop.php': '', 'client.php': '', 'target.txt': 'the target' } });
+  t.after(async () => { await site.stop(); await fcgi.stop(); });
+  const local = await request(`${site.url}/local.php`);
+  assert.equal(local.status, 200);
+  assert.equal(local.text, 'the target');
+  const posted = await request(`${site.url}/posted.php`, { method: 'POST', body: 'a=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  assert.equal(posted.text, 'next GET z=1', 'the redirected request is a GET');
+  const client = await request(`${site.url}/client.php`);
+  assert.equal(client.status, 303);
+  assert.equal(client.headers.location, '/target.txt');
+  assert.equal((await request(`${site.url}/loop.php`)).status, 502, 'a redirect loop ends');
+});
+
+test('a 256 MiB response streams with bounded memory (backpressure)', async (t) => {
+  const TOTAL = 256 * 1024 * 1024;
+  const dir = makeTempDir();
+  const chunk = Buffer.alloc(64 * 1024, 'x');
+  const fcgi = await startFakeFastcgi(dir, (r) => {
+    r.write('Content-Type: application/octet-stream\r\n\r\n');
+    let sent = 0;
+    const pump = () => {
+      while (sent < TOTAL) {
+        sent += chunk.length;
+        if (!r.write(chunk)) return r.socket.once('drain', pump);
+      }
+      r.end();
+    };
+    pump();
+  });
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream }] }, files: { 'big.php': '' } });
+  t.after(async () => { await site.stop(); await fcgi.stop(); });
+  const before = process.memoryUsage().rss;
+  let peak = before;
+  const received = await new Promise((resolve, reject) => {
+    http.get(`${site.url}/big.php`, (res) => {
+      let bytes = 0;
+      res.on('data', (c) => { bytes += c.length; peak = Math.max(peak, process.memoryUsage().rss); });
+      res.on('end', () => resolve(bytes));
+      res.on('error', reject);
+    }).on('error', reject);
+  });
+  assert.equal(received, TOTAL);
+  assert.ok(peak - before < 96 * 1024 * 1024, `memory grew by ${Math.round((peak - before) / 1048576)} MiB`);
+});
+
+test('a request body of unknown length (chunked) gets 411: scripts read CONTENT_LENGTH bytes', async (t) => {
+  const { site, fcgi } = await withSite(t, {}, { 'x.php': SOURCE });
+  const status = await new Promise((resolve, reject) => {
+    const req = http.request(`${site.url}/x.php`, { method: 'POST', headers: { 'transfer-encoding': 'chunked' } }, (res) => { res.resume(); resolve(res.statusCode); });
+    req.on('error', reject);
+    req.write('a=1');
+    req.end('&b=2');
+  });
+  assert.equal(status, 411);
+  assert.deepEqual(ranScripts(fcgi), []);
+  const sized = await request(`${site.url}/x.php`, { method: 'POST', body: 'a=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  assert.equal(sized.status, 200);
+});
+
+test('with virtual hosts, each host runs the scripts of its own web root', async (t) => {
+  const dir = makeTempDir();
+  const fcgi = await echoServer(dir);
+  const site = await startPipeline({
+    config: { wwwrootVHost: [{ host: 'a.example', wwwroot: 'a' }], fastcgi: [{ upstream: fcgi.upstream, frontController: null }] },
+    files: { 'x.php': SOURCE, '../a/x.php': SOURCE, '../a/only-a.php': SOURCE },
+  });
+  t.after(async () => { await site.stop(); await fcgi.stop(); });
+  const a = fs.realpathSync(path.join(site.dir, 'a'));
+  assert.equal((await request(`${site.url}/x.php`, { headers: { host: 'a.example' } })).text, `ran ${path.join(a, 'x.php')} info=[]`);
+  assert.equal((await request(`${site.url}/x.php`)).text, `ran ${path.join(site.root, 'x.php')} info=[]`);
+  assert.equal((await request(`${site.url}/only-a.php`)).status, 404, 'another host\'s script is not there');
+});
+
+test('a client slower than timeouts.idle is no idle upstream: the response arrives whole', async (t) => {
+  const TOTAL = 8 * 1024 * 1024;
+  const dir = makeTempDir();
+  const fcgi = await startFakeFastcgi(dir, (r) => {
+    r.write('Content-Type: application/octet-stream\r\n\r\n');
+    r.write(Buffer.alloc(TOTAL, 'y'));
+    r.end();
+  });
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream, timeouts: { idle: 300 } }] }, files: { 'slow.php': '' } });
+  t.after(async () => { await site.stop(); await fcgi.stop(); });
+  const received = await new Promise((resolve, reject) => {
+    http.get(`${site.url}/slow.php`, (res) => {
+      let bytes = 0;
+      res.pause();
+      // Hold the response unread for three idle limits, then read it all.
+      const resumeAt = setTimeout(() => res.resume(), 900);
+      res.on('data', (c) => { bytes += c.length; });
+      res.on('end', () => resolve(bytes));
+      res.on('error', (error) => { clearTimeout(resumeAt); reject(error); });
+      res.on('aborted', () => reject(new Error(`cut after ${bytes} bytes`)));
+    }).on('error', reject);
+  });
+  assert.equal(received, TOTAL);
+});
+
+test('every 502 says why in the log', async (t) => {
+  const dir = makeTempDir();
+  const fcgi = await startFakeFastcgi(dir, (r) => { r.write('Status: abc\r\n\r\n'); r.end(); });
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream }] }, files: { 'x.php': '' } });
+  t.after(async () => { await site.stop(); await fcgi.stop(); });
+  assert.equal((await request(`${site.url}/x.php`)).status, 502);
+  await site.waitForLog(/warn fastcgi unix:.*: GET \/x\.php: an invalid Status: "abc"; answering 502/);
+});
+
+test('a request body streams to the server as it arrives, never gathered first', { timeout: 30000 }, async (t) => {
+  const HALF = 1024 * 1024;
+  const dir = makeTempDir();
+  let received = 0;
+  let halfArrived;
+  const arrived = new Promise((resolve) => { halfArrived = resolve; });
+  const fcgi = await startFakeFastcgi(dir, (r) => {
+    r.write(`Content-Type: text/plain\r\n\r\n${r.body.length}`);
+    r.end();
+  }, { onStdin: (length) => { received += length; if (received >= HALF / 2) halfArrived(); } });
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream }] }, files: { 'upload.php': '' } });
+  t.after(async () => { await site.stop(); await fcgi.stop(); });
+  const answer = new Promise((resolve, reject) => {
+    const req = http.request(`${site.url}/upload.php`, { method: 'POST', headers: { 'content-length': 2 * HALF } }, (res) => {
+      let text = '';
+      res.on('data', (c) => { text += c; });
+      res.on('end', () => resolve(text));
+    });
+    req.on('error', reject);
+    req.write(Buffer.alloc(HALF, 'a'));
+    // The second half goes out only once the server has seen part of the first: a gateway that
+    // gathered the body before sending it would wait here for ever.
+    arrived.then(() => req.end(Buffer.alloc(HALF, 'b')));
+  });
+  assert.equal(await answer, String(2 * HALF));
+});

@@ -1,0 +1,26 @@
+'use strict';
+// A script's stderr as log lines, bounded per request.
+
+const { test } = require('node:test');
+const assert = require('node:assert/strict');
+const { StderrLines } = require('../../lib/pipeline/gateway/stderr-lines');
+
+test('whole lines as they complete, CRLF and empty lines dropped, the rest at the end', () => {
+  const out = [];
+  const lines = new StderrLines((line) => out.push(line), 1000);
+  lines.push(Buffer.from('one\r\ntw'));
+  assert.deepEqual(out, ['one']);
+  lines.push(Buffer.from('o\n\nthree'));
+  assert.deepEqual(out, ['one', 'two']);
+  lines.flush();
+  assert.deepEqual(out, ['one', 'two', 'three']);
+});
+
+test('at most maxBytes per request reach the log', () => {
+  const out = [];
+  const lines = new StderrLines((line) => out.push(line), 10);
+  lines.push(Buffer.from('123456789\n')); // 10 bytes: the limit
+  lines.push(Buffer.from('dropped\n'));
+  lines.flush();
+  assert.deepEqual(out, ['123456789']);
+});
