@@ -183,9 +183,19 @@ function rssKiB(pid) {
   }
 }
 
-// RSS of the processes that serve: the children of a primary/master, or the process itself.
+function programOf(pid) {
+  try {
+    return fs.readlinkSync(`/proc/${pid}/exe`);
+  } catch {
+    return null;
+  }
+}
+
+// RSS of the processes that serve: the children of a primary/master running its program (not
+// helpers such as svr's orphan reaper, a shell), or the process itself.
 function workerRss(pid) {
-  const children = childPids(pid);
+  const program = programOf(pid);
+  const children = childPids(pid).filter((child) => programOf(child) === program);
   const pids = children.length ? children : [pid];
   const perProcessKiB = pids.map(rssKiB).filter((kib) => kib !== null);
   return { processes: perProcessKiB.length, perProcessKiB, primaryKiB: children.length ? rssKiB(pid) : null };
