@@ -1,6 +1,6 @@
 'use strict';
-// From the upstream into the cache: a request forwarded with hooks on the upstream seam
-// (../forward.js) that keep the response's body as it streams to the client (up to
+// From the upstream into the cache: a request forwarded with hooks (the proxy's on the upstream
+// seam, ../proxy/forward.js; the gateway's on a FastCGI request, ../gateway/index.js) that keep the response's body as it streams to the client (up to
 // maxEntryBytes, and 8 times that for all the bodies of a worker) and store it when it ends,
 // answer a revalidation's 304 from the stored entry, and let a stale entry stand in for a failed
 // upstream (stale-if-error).
@@ -89,6 +89,7 @@ function createFetcher({ store, settings, inflight, log }) {
         markStatus(req, res, status);
         return storingTap(req, key, upRes, headers, settle);
       },
+      onNoResponse: settle, // none to store: a script's local redirect, or the client went away first
       onFailure() {
         settle();
         if (res.background) return true; // a refresh behind a STALE answer: nobody to answer
