@@ -42,10 +42,14 @@ class CgiResponse {
     this.bodyBytes = 0;
     this.onHead = onHead;
     this.tap = null;
+    this.tapEnded = false;
     if (onHead !== null) {
       res.once('close', () => {
-        if (this.tap !== null) this.tap.abort(); // after end() a tap has nothing left to abort
-        else if (onGone !== null) onGone();
+        if (this.tap !== null) {
+          if (!this.tapEnded) this.tap.abort(); // the client went away before the end
+        } else if (onGone !== null && !this.headersSent) {
+          onGone();
+        }
       });
     }
   }
@@ -87,7 +91,10 @@ class CgiResponse {
       return;
     }
     if (this.req.svr) this.req.svr.bodyBytes = this.bodyBytes;
-    if (this.tap !== null) this.tap.end();
+    if (this.tap !== null) {
+      this.tapEnded = true;
+      this.tap.end();
+    }
     this.res.end();
   }
 
