@@ -3,7 +3,8 @@
 // each PHP page counts its own runs in a file, so the test sees which requests reached PHP. A
 // public page is run once and then answered from the cache by both workers; a page that starts
 // a session (Set-Cookie) runs every time and each client keeps its own cookie; requests with a
-// Cookie or Authorization, or an unkeyed override header, go to PHP; PURGE empties the entry.
+// Cookie or Authorization, or an unkeyed override header, go to PHP; a stored page is revalidated
+// with PHP (If-None-Match, 304); PURGE empties the entry.
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -22,6 +23,14 @@ const SCRIPTS = {
   'cookie.php': `<?php ${COUNT} header("Cache-Control: public, max-age=60"); setcookie("user", "u$n"); echo "cookie $n";`,
   'private.php': `<?php ${COUNT} header("Cache-Control: private, max-age=60"); echo "private $n";`,
   'plain.php': `<?php ${COUNT} echo "plain $n";`,
+  // No lifetime, a second long; records how many of its runs were running at once (slow.max).
+  'slow.php': `<?php $d = getenv("COUNT_DIR"); $lock = fopen("$d/slow.lock", "c+");
+    $add = function ($by) use ($d, $lock) { flock($lock, LOCK_EX); $a = (int) @file_get_contents("$d/slow.active") + $by;
+      file_put_contents("$d/slow.active", $a); file_put_contents("$d/slow.max", max($a, (int) @file_get_contents("$d/slow.max"))); flock($lock, LOCK_UN); };
+    $add(1); usleep(1000000); $add(-1); echo "slow";`,
+  // Stored, and revalidated on every use: PHP answers 304 to the ETag svr sends for it.
+  'tagged.php': `<?php ${COUNT} header('ETag: "v1"'); header("Cache-Control: no-cache");
+    if (($_SERVER["HTTP_IF_NONE_MATCH"] ?? "") === '"v1"') { http_response_code(304); exit; } echo "tagged $n";`,
 };
 
 function metricValue(text, name) {
@@ -125,5 +134,30 @@ test('PURGE empties a PHP page\'s entry; only from purgeFrom', async (t) => {
   assert.deepEqual([after.headers['x-cache'], after.text], ['MISS', 'public 2']);
   assert.equal(runs('public.php'), 2);
   assert.equal((await get('/plain.php', purger, 'PURGE')).status, 404, 'nothing stored');
+  return undefined;
+});
+
+test('a no-cache page with an ETag is revalidated with PHP: its 304 is answered with the stored body', async (t) => {
+  const { skip, runs, get, stored } = await setUp(t);
+  if (skip) return t.skip(skip);
+  const first = await get('/tagged.php');
+  assert.deepEqual([first.headers['x-cache'], first.text], ['MISS', 'tagged 1']);
+  await stored(1);
+  for (let i = 0; i < 3; i++) {
+    const again = await get('/tagged.php');
+    assert.deepEqual([again.status, again.headers['x-cache'], again.text, again.headers.etag], [200, 'REVALIDATED', 'tagged 1', '"v1"']);
+  }
+  assert.equal(runs('tagged.php'), 4, 'PHP was asked each time, and answered 304 after the first');
+  return undefined;
+});
+
+test('requests for a page that is never stored run side by side, not one after another under the lock', async (t) => {
+  const { skip, runs, get } = await setUp(t);
+  if (skip) return t.skip(skip);
+  for (let i = 0; i < 2; i++) assert.equal((await get('/slow.php')).headers['x-cache'], 'MISS'); // both workers
+  // As many as PHP-FPM has children: each worker sends its two at once, neither waits for the other.
+  const answers = await Promise.all(Array.from({ length: 4 }, () => get('/slow.php')));
+  assert.deepEqual(new Set(answers.map((a) => a.headers['x-cache'])), new Set(['MISS']));
+  assert.equal(runs('slow.max'), 4, 'PHP ran all four at once');
   return undefined;
 });

@@ -37,13 +37,32 @@ const { compileAddressList } = require('../../http/address-list');
 const { proxyCacheDirectory } = require('../../product');
 const { plainAddress } = require('../../http/trusted-proxies');
 
+// Keys whose last answer could not be stored, remembered per worker (as Varnish's hit-for-miss):
+// without this, concurrent requests for a page that is never stored would each wait for the
+// one before it under the lock. At most this many (the oldest go first).
+const MAX_UNCACHEABLE_KEYS = 10000;
+
+function createRecentKeys(max) {
+  const keys = new Set();
+  return {
+    has: (key) => keys.has(key),
+    add(key) {
+      if (keys.has(key)) return;
+      if (keys.size >= max) keys.delete(keys.values().next().value);
+      keys.add(key);
+    },
+    delete: (key) => keys.delete(key),
+  };
+}
+
 function createResponseCache(config, { index, log }) {
   const settings = config.proxyCache;
   const store = createDiskStore({ directory: proxyCacheDirectory(config), memoryBytes: settings.memoryBytes, index });
   index.onForget(store.forget); // purges and evictions anywhere in the host
   const purgers = compileAddressList(settings.purgeFrom, 'proxyCache.purgeFrom');
   const inflight = new Map(); // key -> Promise settled when that fetch is stored or not
-  const { fetchAndStore, refreshBehind } = createFetcher({ store, settings, inflight, log });
+  const uncacheable = createRecentKeys(MAX_UNCACHEABLE_KEYS);
+  const { fetchAndStore, refreshBehind } = createFetcher({ store, settings, inflight, uncacheable, log });
 
   function keyOf(req, rule, ctx) {
     const host = String(req.headers.host || req.headers[':authority'] || '').toLowerCase();
@@ -66,6 +85,9 @@ function createResponseCache(config, { index, log }) {
     const key = keyOf(req, rule, ctx);
     const held = store.lookupMemory(key, req);
     if (held !== null && isFresh(held, Date.now())) return answerFromEntry(req, res, held, 'HIT');
+    // Its last answer could not be stored (no lifetime, Set-Cookie, private): no lock, no wait
+    // behind another request; fetched, and stored should it now be storable.
+    if (uncacheable.has(key)) return fetchAndStore(req, res, rule, ctx, forward, key, null, 'MISS');
     return lookUp(req, res, rule, ctx, forward, key);
   }
 
