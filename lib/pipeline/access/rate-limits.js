@@ -20,6 +20,7 @@
 const crypto = require('node:crypto');
 const { compileHostPattern } = require('../../http/host');
 const { compileAddressList } = require('../../http/address-list');
+const { splitTarget } = require('../../http/target');
 
 const REFUSALS_REMEMBERED = 10000; // keys whose refusal a worker remembers, the oldest go first
 const LONGEST_KEY = 200; // longer keys (a long header value) are hashed
@@ -55,10 +56,11 @@ function compileKey(key) {
   return (req, address) => `a:${address}`;
 }
 
+// The path is the decoded one the later stages map to a file or script (sanitize.js, rewrite.js
+// keep it in req.svr.pathname): req.url keeps the client's percent-encoding, and `/%61pi/` must
+// count as `/api/`.
 function findRule(rules, req) {
-  const url = req.url;
-  const query = url.indexOf('?');
-  const path = query === -1 ? url : url.slice(0, query);
+  const path = req.svr.pathname ?? splitTarget(req.url).path;
   for (const rule of rules) {
     if (!path.startsWith(rule.prefix) && path !== rule.bare) continue;
     if (rule.matchesHost !== null && !rule.matchesHost(req)) continue;
