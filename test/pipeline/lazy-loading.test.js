@@ -58,7 +58,7 @@ test('a static site loads neither the proxy (nor https) nor busboy', () => {
 });
 
 test('head/foot wrapping and a serverSideScript.js load node:crypto', () => {
-  assert.equal(hasCrypto(loadedAfterBuilding({}, { 'index.html': 'hi', 'head.html': '<p>', 'foot.html': '</p>' })), true);
+  assert.equal(hasCrypto(loadedAfterBuilding({ enableIncludingHeadAndFootInHTML: true }, { 'index.html': 'hi', 'head.html': '<p>', 'foot.html': '</p>' })), true);
   assert.equal(hasCrypto(loadedAfterBuilding({}, { 'serverSideScript.js': 'res.end("hi");' })), true);
 });
 
