@@ -90,7 +90,7 @@ class AcmeStore {
     try {
       const certPem = fs.readFileSync(certFile, 'utf8');
       const keyPem = fs.readFileSync(keyFile, 'utf8');
-      const x509 = new crypto().X509Certificate(certPem);
+      const x509 = new (crypto().X509Certificate)(certPem);
       if (!x509.checkPrivateKey(crypto().createPrivateKey(keyPem))) return null;
       return { certPem, keyPem, x509, meta: readJson(metaFile) || {} };
     } catch {
