@@ -11,6 +11,7 @@ const schema = require('../../config/svr-config.schema.json');
 const { describeJsonSyntaxError } = require('./json-error');
 const svrjsKeys = require('./svrjs-keys');
 const { urlRulesBeforeProxy } = require('./url-rules');
+const { spoofableRateLimits } = require('./spoofable-rate-limits');
 const { parseListenAddress } = require('./listen-address');
 
 const { DEFAULT_CONFIG_FILE, stateDirectory } = require('../product');
@@ -57,8 +58,9 @@ function loadConfig(file, { extraValidators = {} } = {}) {
 
 // A parsed config object, validated and completed as loadConfig does (schema defaults applied,
 // paths resolved against the config file's directory). The object is changed in place.
-// warnings: SVR.JS keys accepted without their effect, and `url` access rules in front of a proxy
-// rule (url-rules.js), one line each ("FILE: key: why").
+// warnings: SVR.JS keys accepted without their effect, `url` access rules in front of a proxy
+// rule (url-rules.js), and rate limits by an address anyone may spoof (spoofable-rate-limits.js),
+// one line each ("FILE: key: why").
 // configFile null: a config made from the command line (svr serve), with paths relative to baseDir.
 function checkConfig(config, { file, configFile = path.resolve(file), baseDir = path.dirname(configFile), extraValidators = {} }) {
   const givenKeys = isPlainObject(config) ? Object.keys(config) : []; // before defaults fill it in
@@ -70,7 +72,7 @@ function checkConfig(config, { file, configFile = path.resolve(file), baseDir = 
       problems.splice(0, problems.length, ...problems.filter((problem) => problem.key !== 'wwwroot'));
     }
     problems.push(...svrjs.problems);
-    warnings = [...svrjs.warnings, ...unservedMetrics(config), ...urlRulesBeforeProxy(config)].map((problem) => formatProblem(file, problem));
+    warnings = [...svrjs.warnings, ...unservedMetrics(config), ...urlRulesBeforeProxy(config), ...spoofableRateLimits(config)].map((problem) => formatProblem(file, problem));
     const svrjsDefaults = svrjsKeys.applySvrjsDefaults(config, schema, givenKeys);
     if (svrjsDefaults) warnings.push(formatProblem(file, svrjsDefaults));
     if (isPlainObject(config.acme)) config.secure = true; // ACME is HTTPS (acme/review.js checks the rest at start)

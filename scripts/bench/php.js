@@ -124,7 +124,9 @@ async function measure({ args, cores, workers, tools, caddy, dir, started, stops
   const svrDir = path.join(dir, 'svr');
   fs.mkdirSync(svrDir);
   const configFile = path.join(svrDir, 'svr-config.json');
-  fs.writeFileSync(configFile, JSON.stringify({ port: svrPort, wwwroot: site, workers, enableLogging: true, fastcgi: [{ upstream: fpm.upstream }] }, null, 2));
+  const rule = { upstream: fpm.upstream };
+  if (args['keep-alive'] !== undefined) rule.timeouts = { keepAlive: Number(args['keep-alive']) }; // --keep-alive MS: the rule's timeouts.keepAlive
+  fs.writeFileSync(configFile, JSON.stringify({ port: svrPort, wwwroot: site, workers, enableLogging: true, fastcgi: [rule] }, null, 2));
   started.push(await startProcess({ command: process.execPath, args: [path.join(ROOT, 'svr.js'), '--config', configFile], cwd: svrDir, logFile: path.join(dir, 'svr.log'), readyUrl: `http://${HOST}:${svrPort}/hello.php` }));
 
   // WordPress is installed once, through svr. Its home URL then follows the Host each server

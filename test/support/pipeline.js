@@ -19,6 +19,8 @@
 // A CONNECT enters the stage list with a response made for its socket, as process/worker.js
 // does it (not with asWorker); absolute-form requests and the health path are stages.
 // scrapeMetrics: what the metrics path answers (metrics.onSitePort), instead of the primary's totals.
+// rateLimits: true to count `rateLimits` in this process, as --single-threaded does (a counter of
+// its own, lib/process/rate-limits/); without it the rules are not applied.
 // asWorker: listen as a worker does instead: lib/net/listeners.js createListeners builds the servers
 // from the config (the plain one, or the plain port's HTTPS redirect; the HTTPS or HTTP/2 one with
 // its TLS context, SNI, HSTS and HTTP/2 settings; PROXY protocol; the connection limit; silent
@@ -46,6 +48,8 @@ const { createPipeline } = require('../../lib/pipeline');
 const { createAccessLog } = require('../../lib/access-log');
 const { serverOptions, applyTimeouts, createListeners } = require('../../lib/net/listeners');
 const { handleUpgrade } = require('../../lib/net/upgrade');
+const { createRateCounter } = require('../../lib/process/rate-limits/counter');
+const { inProcessRateLimiter } = require('../../lib/process/rate-limits/ipc');
 
 function collectingLog(watcher) {
   const add = (level) => (message) => watcher.add(`${level} ${message}`);
@@ -129,7 +133,7 @@ async function listenAsWorker(complete, raw, handlers) {
   return listeners.map(({ server }) => server);
 }
 
-async function startPipeline({ config = {}, files = {}, mods = null, disableMods = false, env = {}, plainPortOfHttps = false, asWorker = false, scrapeMetrics } = {}) {
+async function startPipeline({ config = {}, files = {}, mods = null, disableMods = false, env = {}, plainPortOfHttps = false, asWorker = false, scrapeMetrics, rateLimits = false } = {}) {
   const dir = makeTempDir('svr-pipeline-');
   const root = path.join(dir, 'web');
   fs.mkdirSync(root);
@@ -180,7 +184,9 @@ async function startPipeline({ config = {}, files = {}, mods = null, disableMods
     for (const server of servers) server.on('connection', (socket) => { sockets.add(socket); socket.once('close', () => sockets.delete(socket)); });
     const { port, sport } = complete;
     fs.writeFileSync(configFile, JSON.stringify({ ...raw, port, ...(asWorker && complete.secure ? { sport } : {}) }, null, 2));
-    const pipeline = withEnv(env, () => createPipeline(complete, { log: collectingLog(stderr), configFile, disableMods, scrapeMetrics }));
+    const log = collectingLog(stderr);
+    const rateLimiter = rateLimits ? inProcessRateLimiter(createRateCounter(complete.rateLimitStore, log)) : null;
+    const pipeline = withEnv(env, () => createPipeline(complete, { log, configFile, disableMods, scrapeMetrics, rateLimiter }));
     await pipeline.prepare();
     site = { pipeline, logRequest: createAccessLog(complete, { write: (line) => stdout.add(line) }) };
     if (!asWorker && !plainPortOfHttps) servers[0].on('connect', (req, socket, head) => handleUpgrade(req, socket, head, answer('handle')));

@@ -4,7 +4,7 @@
 //
 // A rule matches by path prefix ("/api/" also takes "/api"), and optionally host and methods;
 // the first matching rule counts the request. Its key is the client's address (the real one
-// behind `trustedProxies`), a header's value, or the user a 401 rule logged in (else the
+// behind `trustedProxies`; for IPv6 its network of `ipv6Prefix` bits, a /64 by default), a header's value, or the user a 401 rule logged in (else the
 // address). The counting is not done here: `limiter.take(key, rate, burst)` asks the host's one
 // counter (the primary's, lib/process/rate-limits/), so every worker counts against the same
 // bucket. Over the limit the request gets 429 with Retry-After, or with `"over": "delay"` waits
@@ -21,7 +21,9 @@
 let cryptoModule = null;
 const crypto = () => (cryptoModule ??= require('node:crypto'));
 const { compileHostPattern } = require('../../http/host');
-const { compileAddressList } = require('../../http/address-list');
+const { compileAddressList, plainAddress } = require('../../http/address-list');
+const { ipv6Network } = require('../../http/ipv6-prefix');
+const { splitTarget } = require('../../http/target');
 
 const REFUSALS_REMEMBERED = 10000; // keys whose refusal a worker remembers, the oldest go first
 const LONGEST_KEY = 200; // longer keys (a long header value) are hashed
@@ -40,27 +42,38 @@ function compileRule(entry) {
     burst: entry.burst,
     delay: entry.over === 'delay',
     exempt: exempt.size > 0 ? exempt : null,
-    clientKey: compileKey(entry.key),
+    clientKey: compileKey(entry.key, entry.ipv6Prefix),
+  };
+}
+
+// An address's bucket: an IPv4 address (also written ::ffff:a.b.c.d) is its own; an IPv6 address
+// counts with the others of its network of `ipv6Prefix` bits, since one client is given a /64.
+function compileAddressKey(ipv6Prefix) {
+  return (address) => {
+    const plain = plainAddress(address);
+    return ipv6Prefix < 128 && plain.includes(':') ? `a:${ipv6Network(plain, ipv6Prefix)}` : `a:${plain}`;
   };
 }
 
 // "address", "user", "header:NAME" -> (req, address) -> the client's key
-function compileKey(key) {
-  if (key === 'user') return (req, address) => (req.svr.user ? `u:${req.svr.user}` : `a:${address}`);
+function compileKey(key, ipv6Prefix) {
+  const addressKey = compileAddressKey(ipv6Prefix);
+  if (key === 'user') return (req, address) => (req.svr.user ? `u:${req.svr.user}` : addressKey(address));
   if (key.startsWith('header:')) {
     const name = key.slice(7).toLowerCase();
     return (req, address) => {
       const value = req.headers[name];
-      return value === undefined || value === '' ? `a:${address}` : `h:${Array.isArray(value) ? value.join(',') : value}`;
+      return value === undefined || value === '' ? addressKey(address) : `h:${Array.isArray(value) ? value.join(',') : value}`;
     };
   }
-  return (req, address) => `a:${address}`;
+  return (req, address) => addressKey(address);
 }
 
+// The path is the decoded one the later stages map to a file or script (sanitize.js, rewrite.js
+// keep it in req.svr.pathname): req.url keeps the client's percent-encoding, and `/%61pi/` must
+// count as `/api/`.
 function findRule(rules, req) {
-  const url = req.url;
-  const query = url.indexOf('?');
-  const path = query === -1 ? url : url.slice(0, query);
+  const path = req.svr.pathname ?? splitTarget(req.url).path;
   for (const rule of rules) {
     if (!path.startsWith(rule.prefix) && path !== rule.bare) continue;
     if (rule.matchesHost !== null && !rule.matchesHost(req)) continue;
