@@ -11,7 +11,6 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
-const { alpnCertificate } = require('./keys');
 
 const TOKEN = /^[A-Za-z0-9_-]{1,256}$/;
 const NAME = /^[a-z0-9.-]{1,253}$/;
@@ -76,7 +75,8 @@ class ChallengeAnswers {
     if (!record || record.identifier !== name) return null;
     const cached = this.contexts.get(name);
     if (cached && cached.keyAuthorization === record.keyAuthorization) return cached.context;
-    const { key, cert } = alpnCertificate(name, record.keyAuthorization);
+    const { key, cert } = require('./keys').alpnCertificate( // keys.js loads node:crypto: only for a TLS-ALPN-01 challenge
+      name, record.keyAuthorization);
     const context = require('node:tls').createSecureContext({ key, cert, ALPNProtocols: ['acme-tls/1'] });
     this.contexts.set(name, { keyAuthorization: record.keyAuthorization, context });
     return context;

@@ -12,7 +12,9 @@
 //
 // <name> is the certificate's first domain; <ca> is the directory URL's host and a hash of it.
 
-const crypto = require('node:crypto');
+// Loaded at first use: a worker with no ACME never needs node:crypto (test/pipeline/lazy-loading.test.js).
+let cryptoModule = null;
+const crypto = () => (cryptoModule ??= require('node:crypto'));
 const fs = require('node:fs');
 const path = require('node:path');
 const { stateDirectory } = require('../product');
@@ -23,7 +25,7 @@ function acmeDirectory(config) {
 
 function writeFileAtomic(file, data, mode) {
   fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  const tmp = `${file}.tmp-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
+  const tmp = `${file}.tmp-${process.pid}-${crypto().randomBytes(4).toString('hex')}`;
   try {
     fs.writeFileSync(tmp, data, { mode, flag: 'wx' });
     fs.chmodSync(tmp, mode);
@@ -45,7 +47,7 @@ function readJson(file) {
 
 function caId(directoryUrl) {
   const url = new URL(directoryUrl);
-  const hash = crypto.createHash('sha256').update(directoryUrl).digest('hex').slice(0, 12);
+  const hash = crypto().createHash('sha256').update(directoryUrl).digest('hex').slice(0, 12);
   return `${url.hostname}-${hash}`;
 }
 
@@ -61,7 +63,7 @@ class AcmeStore {
   readAccount(directoryUrl) {
     const saved = readJson(this.accountFile(directoryUrl));
     if (!saved) return null;
-    return { url: saved.url, key: crypto.createPrivateKey(saved.key), email: saved.email };
+    return { url: saved.url, key: crypto().createPrivateKey(saved.key), email: saved.email };
   }
 
   writeAccount(directoryUrl, { url, key, email }) {
@@ -88,8 +90,8 @@ class AcmeStore {
     try {
       const certPem = fs.readFileSync(certFile, 'utf8');
       const keyPem = fs.readFileSync(keyFile, 'utf8');
-      const x509 = new crypto.X509Certificate(certPem);
-      if (!x509.checkPrivateKey(crypto.createPrivateKey(keyPem))) return null;
+      const x509 = new (crypto().X509Certificate)(certPem);
+      if (!x509.checkPrivateKey(crypto().createPrivateKey(keyPem))) return null;
       return { certPem, keyPem, x509, meta: readJson(metaFile) || {} };
     } catch {
       return null;

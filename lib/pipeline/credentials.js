@@ -14,7 +14,9 @@
 // worker counts on its own. Unknown names are checked against a dummy account so that a wrong
 // name takes as long as a wrong password.
 
-const crypto = require('node:crypto');
+// Loaded at first use: a worker with no users to check never needs node:crypto (test/pipeline/lazy-loading.test.js).
+let cryptoModule = null;
+const crypto = () => (cryptoModule ??= require('node:crypto'));
 
 const PBKDF2_ITERATIONS = 36250;
 const KEY_LENGTH = 64;
@@ -31,18 +33,18 @@ function parseBasic(header) {
 
 function hash(user, password) {
   if (user.scrypt) {
-    return new Promise((resolve, reject) => crypto.scrypt(password, user.salt, KEY_LENGTH, (e, key) => (e ? reject(e) : resolve(key.toString('hex')))));
+    return new Promise((resolve, reject) => crypto().scrypt(password, user.salt, KEY_LENGTH, (e, key) => (e ? reject(e) : resolve(key.toString('hex')))));
   }
   if (user.pbkdf2) {
-    return new Promise((resolve, reject) => crypto.pbkdf2(password, user.salt, PBKDF2_ITERATIONS, KEY_LENGTH, 'sha512', (e, key) => (e ? reject(e) : resolve(key.toString('hex')))));
+    return new Promise((resolve, reject) => crypto().pbkdf2(password, user.salt, PBKDF2_ITERATIONS, KEY_LENGTH, 'sha512', (e, key) => (e ? reject(e) : resolve(key.toString('hex')))));
   }
-  return Promise.resolve(crypto.createHash('sha256').update(password + user.salt).digest('hex'));
+  return Promise.resolve(crypto().createHash('sha256').update(password + user.salt).digest('hex'));
 }
 
 function sameHex(a, b) {
   const left = Buffer.from(String(a).toLowerCase(), 'utf8');
   const right = Buffer.from(String(b).toLowerCase(), 'utf8');
-  return left.length === right.length && crypto.timingSafeEqual(left, right);
+  return left.length === right.length && crypto().timingSafeEqual(left, right);
 }
 
 const SUCCESS_TTL_MS = 5 * 60 * 1000; // a remembered success is checked again after 5 minutes
@@ -149,7 +151,7 @@ function createAuthenticator(users, { maxAuthFailures = 10, authFailureWindow = 
     const credentials = parseBasic(header);
     if (!credentials) return NOT_THROTTLED;
     const now = Date.now();
-    const key = crypto.createHash('sha256').update(header).digest('base64');
+    const key = crypto().createHash('sha256').update(header).digest('base64');
     const known = rememberedUser(key, now);
     if (known !== null) return { user: known, throttled: false, retryAfter: 0 };
     const address = (req.socket && req.socket.remoteAddress) || '';

@@ -4,9 +4,13 @@
 //
 // Worker side: a timer sends the primary a heartbeat, so a heartbeat that stops coming means
 // the event loop stopped turning. Which request is to blame? Only user code (mods,
-// serverSideScript.js) can loop for ever, so a request that enters user code sends a note at
-// once: the write reaches the primary's pipe before the code runs, even if it never returns.
-// Static requests send nothing: they pay no IPC per request.
+// serverSideScript.js) can loop for ever, so a request that enters user code may send a note at
+// once: the write reaches the primary's pipe before the code runs, even if it never returns. Only
+// the first request to enter user code after the worker's last message sends one, so a busy
+// worker sends at most two messages per heartbeat interval (the beat and one note), however many
+// requests it serves: a note per request cost the primary a fifth of the CPU of a small script's
+// requests. What this costs: a worker that stalls in a later request of the same interval is
+// described by the note's request, "or a later one". Static requests send nothing.
 //
 // Primary side: every worker's last heartbeat is checked once per interval; a worker silent for
 // workerStallTimeout is logged (with the request it was running and for how long) and SIGKILLed;
@@ -35,15 +39,20 @@ function startHeartbeat({ stallTimeoutMs, send, served, busyConnections = () => 
     return { method: current.req.method, url: current.req.url, forMs: Date.now() - current.at };
   };
   const intervalMs = beatInterval(stallTimeoutMs);
+  let noted = false; // a request entered user code since the last message, and the note went
   // busy: given by the timed beats only (one count per interval is what the balancing needs).
-  const beat = (busy) => send({ type: 'heartbeat', served: served(), running: running(), busy });
-  const timedBeat = () => beat(busyConnections(intervalMs));
+  // note: the message names the first request to enter user code after the previous message.
+  const beat = (busy, note) => {
+    noted = note;
+    send({ type: 'heartbeat', served: served(), running: running(), busy, note });
+  };
+  const timedBeat = () => beat(busyConnections(intervalMs), false);
   // Beats go even with the watchdog off: the supervisor learns from them whether a worker served.
   setInterval(timedBeat, intervalMs).unref();
   timedBeat();
   return function noteUserCode({ req, res }) {
     current = { req, res, at: Date.now() };
-    if (stallTimeoutMs > 0) beat();
+    if (stallTimeoutMs > 0 && !noted) beat(undefined, true);
   };
 }
 
@@ -77,6 +86,7 @@ class Watchdog {
     state.served = message.served;
     state.running = message.running;
     state.runningSince = message.running ? now - message.running.forMs : 0;
+    state.note = message.note === true;
     this.onHeartbeat(worker, message.served, message.busy);
   }
 
@@ -108,8 +118,10 @@ class Watchdog {
 }
 
 function describeStall(silentMs, state, now) {
+  // After a note, later requests may have entered user code unreported (one note per interval).
+  const orLater = state.note ? ', or a request that entered user code after it' : '';
   const what = state.running
-    ? `it was running ${state.running.method} ${state.running.url} (running for ${now - state.runningSince} ms)`
+    ? `it was running ${state.running.method} ${state.running.url} (running for ${now - state.runningSince} ms)${orLater}`
     : 'no request was in user code at its last heartbeat';
   return `its event loop has not answered for ${silentMs} ms; ${what}`;
 }

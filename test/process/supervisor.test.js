@@ -30,8 +30,10 @@ test('a worker killed with -9 is replaced at once and the pool is refilled', asy
     const killedAt = Date.now();
     process.kill(victim, 'SIGKILL');
     await server.waitForLog(new RegExp(`worker ${victim} died \\(signal SIGKILL\\)`), 'stderr', since);
+    await server.waitForLog(/starting a replacement worker in 0 ms/, 'stderr', since); // at once: no backoff
     await server.waitForLog(/worker \d+ ready/, 'stderr', since);
-    assert.ok(Date.now() - killedAt < 1000, 'the replacement is ready within 1 s');
+    // A Node process's start alone takes over a second when the suite keeps both cores busy.
+    assert.ok(Date.now() - killedAt < 3000, 'the replacement is ready within 3 s');
     const res = await request(`${server.url}/`);
     assert.equal(res.status, 200);
     const alive = readyWorkerPids(server).filter(isAlive);

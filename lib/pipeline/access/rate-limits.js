@@ -17,7 +17,9 @@
 //   createRateLimitStage(site, limiter) -> null (no rules) | stage(req, res, next)
 //   It sets req.svr.rateLimit ({ rule, outcome: 'refused' | 'delayed' | 'unavailable' }) for the metrics.
 
-const crypto = require('node:crypto');
+// Loaded at first use: a worker with no rate limits never needs node:crypto (test/pipeline/lazy-loading.test.js).
+let cryptoModule = null;
+const crypto = () => (cryptoModule ??= require('node:crypto'));
 const { compileHostPattern } = require('../../http/host');
 const { compileAddressList, plainAddress } = require('../../http/address-list');
 const { ipv6Network } = require('../../http/ipv6-prefix');
@@ -84,7 +86,7 @@ function findRule(rules, req) {
 function fullKey(rule, clientKey) {
   const key = `${rule.name}\n${clientKey}`;
   if (key.length <= LONGEST_KEY) return key;
-  return `${rule.name}\n#${crypto.createHash('sha256').update(clientKey).digest('base64')}`;
+  return `${rule.name}\n#${crypto().createHash('sha256').update(clientKey).digest('base64')}`;
 }
 
 // Refusals in the error log: the first one after a quiet spell at once, the rest summed up once

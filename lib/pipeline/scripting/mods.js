@@ -25,8 +25,8 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const { DEFAULT_MODS_DIRECTORY, modsDirectory } = require('../../product');
-const { extractModArchive } = require('./legacy-archive');
-const { isLegacyModConstructor, wrapLegacyMod } = require('./legacy-mods');
+// legacy-archive.js (zlib, tar) and legacy-mods.js (POST parsing, node:crypto) are required where
+// a mod needs them: a site without mods never loads them.
 const { adoptSvrjsConfigFiles, emptyFilesCreated } = require('./legacy-config-files');
 
 const ARCHIVE = /\.(tar\.gz|tgz)$/;
@@ -143,7 +143,7 @@ function unpack(mod, stateDirectory) {
   if (!stateDirectory) throw new ModLoadError(mod.file, 'no state directory to extract the archive into');
   const into = path.join(extractionDirectory(stateDirectory), path.basename(mod.file));
   try {
-    extractModArchive(mod.file, into);
+    require('./legacy-archive').extractModArchive(mod.file, into);
   } catch (error) {
     throw new ModLoadError(mod.file, error.message, error);
   }
@@ -174,7 +174,7 @@ function requireMod(mod, { stateDirectory } = {}) {
   } catch (error) {
     throw new ModLoadError(mod.file, `${describeError(error)}${thrownAt(error, folder || entry)}`, error);
   }
-  if (isLegacyModConstructor(exported)) return legacyMod(mod, exported, folder);
+  if (require('./legacy-mods').isLegacyModConstructor(exported)) return legacyMod(mod, exported, folder);
   if (mod.archive) {
     throw new ModLoadError(mod.file, `index.js must export a constructor with prototype.callback (SVR.JS's legacy format), found ${describeValue(exported)}`);
   }
@@ -198,7 +198,7 @@ function legacyMod(mod, Mod, folder) {
   const version = info && info.version !== undefined ? String(info.version) : 'unknown';
   let handler;
   try {
-    handler = wrapLegacyMod(Mod, `${name}/${version}`);
+    handler = require('./legacy-mods').wrapLegacyMod(Mod, `${name}/${version}`);
   } catch (error) {
     throw new ModLoadError(mod.file, `new Mod() failed: ${describeError(error)}`, error);
   }

@@ -15,7 +15,7 @@
 // formidable's 20 MB limit for fields. Over a limit: 413; malformed: 400; another method: 405.
 // SVR.JS's formidable options argument is accepted for compatibility and ignored.
 
-const crypto = require('node:crypto'); // a worker has it loaded anyway (credentials.js, static/respond.js)
+const crypto = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');

@@ -30,7 +30,6 @@
 // confirmed: an entry of the file cache is `verified` once a descriptor opened at its path had its
 // stats; a request whose stat matches a verified entry is answered without opening anything.
 
-const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
 const stream = require('node:stream');
@@ -103,7 +102,8 @@ function htmlWrapping(site) {
   return {
     head,
     foot,
-    tag: crypto.createHash('sha256').update(head).update('\0').update(foot).digest('hex').slice(0, 12),
+    tag: require('node:crypto').createHash('sha256') // here only: a site without head/foot needs no node:crypto
+      .update(head).update('\0').update(foot).digest('hex').slice(0, 12),
     own: new Set(['head.html', 'foot.html'].map((name) => path.join(site.root, name))), // served as they are
   };
 }
