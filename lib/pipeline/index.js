@@ -52,17 +52,25 @@ function createProxyStage(site, options) {
 }
 
 // The gateway likewise, only for a config with `fastcgi` or `cgi` rules.
-function createGatewayStage(site) {
+function createGatewayStage(site, options) {
   const { fastcgi, cgi } = site.config;
   const any = (rules) => Array.isArray(rules) && rules.length > 0;
-  return any(fastcgi) || any(cgi) ? require('./gateway').createGatewayStage(site) : null;
+  return any(fastcgi) || any(cgi) ? require('./gateway').createGatewayStage(site, options) : null;
+}
+
+// The response cache, one for the proxy and every gateway stage, only when a rule caches.
+function createResponseCache(site, cacheIndex) {
+  const { proxy, fastcgi } = site.config;
+  const caches = (rules) => Array.isArray(rules) && rules.some((rule) => rule.cache);
+  if (!cacheIndex || !(caches(proxy) || caches(fastcgi))) return null;
+  return require('./cache').createResponseCache(site.config, { index: cacheIndex, log: site.log });
 }
 
 // isDraining(), scrapeMetrics(): the worker's, for the health and metrics paths.
 // rateLimiter: the host's rate-limit counter ({ take(key, rate, burst) }), from the process that
 // runs this pipeline (lib/process/rate-limits/); without it `rateLimits` are not applied.
 // cacheIndex: the host's index of the proxy cache's files (lib/process/proxy-cache-index.js),
-// from the process too; without it no proxy rule caches.
+// from the process too; without it no rule caches.
 // acmeAnswers: the worker's ACME challenge answers (acme/challenges.js), with ACME on.
 function createPipeline(config, { log, configFile, disableMods = false, isDraining, scrapeMetrics, rateLimiter = null, cacheIndex = null, acmeAnswers = null } = {}) {
   applyEnvironment(config); // before mods and serverSideScript.js load
@@ -100,9 +108,10 @@ function buildPipeline(config, { log, configFile, scripting: scriptingFactory, i
       return null;
     }
   };
-  const { scripting, gateway, staticFiles, rootScripting } = createRootStages(site, { scriptingFactory, build });
+  const cache = build(createResponseCache, site, cacheIndex);
+  const { scripting, gateway, staticFiles, rootScripting } = createRootStages(site, { scriptingFactory, build, cache });
   const fail = (req, res, error) => site.sendError(req, res, 500, { error });
-  const proxy = build(createProxyStage, site, { cacheIndex });
+  const proxy = build(createProxyStage, site, { cache });
   const counters = config.allowStatus ? createRequestCounters() : null;
   const healthAndMetrics = build(createHealthMetricsStage, site, { isDraining, scrapeMetrics });
   const acmeChallenge = build(createAcmeChallengeStage, site, acmeAnswers);
@@ -167,7 +176,7 @@ function describeProblem(error, configFile) {
 // the gateway (scripts from the root) and the static stage. With virtual hosts there is one of each
 // per web root (the static stage with its own error pages), and site.sendError answers with the
 // request's own host's pages.
-function createRootStages(site, { scriptingFactory, build }) {
+function createRootStages(site, { scriptingFactory, build, cache }) {
   const scriptingByRoot = new Map(); // one scripting stage per root, whatever the listing switch
   const scriptingFor = (hostSite) => {
     if (scriptingFactory === null) return null;
@@ -176,7 +185,7 @@ function createRootStages(site, { scriptingFactory, build }) {
   };
   const gatewayByRoot = new Map(); // one gateway (and its FastCGI connections) per root
   const gatewayFor = (hostSite) => {
-    if (!gatewayByRoot.has(hostSite.root)) gatewayByRoot.set(hostSite.root, build(createGatewayStage, hostSite));
+    if (!gatewayByRoot.has(hostSite.root)) gatewayByRoot.set(hostSite.root, build(createGatewayStage, hostSite, { cache }));
     return gatewayByRoot.get(hostSite.root);
   };
   const pick = createVirtualHosts(site, (hostSite) => {

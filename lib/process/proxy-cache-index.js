@@ -1,5 +1,5 @@
 'use strict';
-// The bound on the proxy cache's directory (lib/pipeline/proxy/cache/), kept in one place for
+// The bound on the response cache's directory (lib/pipeline/cache/), kept in one place for
 // the host: every worker reports each file it stores, and past proxyCache.maxBytes or maxEntries
 // the files stored longest ago are removed. A removal (an eviction here, a PURGE in a worker) is
 // passed on to every worker, which drops it from its memory; a PURGE is answered only once every
@@ -24,8 +24,10 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { proxyCacheDirectory } = require('../product');
 
+// A `proxy` or `fastcgi` rule with `"cache": true` (the pipeline asks the same of its config).
 function cachesAnything(config) {
-  return config.proxy.some((rule) => rule.cache);
+  const caches = (rules) => Array.isArray(rules) && rules.some((rule) => rule.cache);
+  return caches(config.proxy) || caches(config.fastcgi);
 }
 
 const FORGET_WAIT_MS = 1000;

@@ -30,7 +30,7 @@ class WorkerMetrics {
     this.buckets = new Array(BUCKETS.length + 1).fill(0);
     this.sum = 0;
     this.rateLimits = {}; // "rule\noutcome" -> count (pipeline/access/rate-limits.js sets req.svr.rateLimit)
-    this.cache = {}; // X-Cache status -> count (pipeline/proxy/cache/ sets req.svr.cache)
+    this.cache = {}; // X-Cache status -> count (pipeline/cache/ sets req.svr.cache)
     this.cacheBytes = 0; // body bytes answered from the proxy cache
   }
 

@@ -4,6 +4,10 @@
 // opcache on as Debian ships it), with their access logs on and the same worker count. Two pages:
 // a PHP hello world, and the front page of Debian's WordPress (with a MariaDB the bench starts,
 // installed through WordPress's own web installer once, before measuring).
+// A fourth target, "svr cached", is svr with `"cache": true` on its fastcgi rule; WordPress sends
+// no lifetime for its pages, so a must-use plugin the bench writes (CACHE_PLUGIN) gives visitors
+// who are not logged in `Cache-Control: public, max-age=60`, as a site owner would (the other
+// servers get the header too and do not cache).
 // wrk runs against each server in turn (alternating, --runs times); the medians of requests/s
 // and p99 are printed with the ratios to nginx. Options: --duration S --runs N --connections N
 // --workers N (svr and nginx workers; default: available cores) --children N (PHP-FPM's).
@@ -21,6 +25,14 @@ const { ensureWordPress, copyWordPress, startMariadb, Browser, installThroughWeb
 const { request } = require('../../test/support/helpers');
 
 const HOST = '127.0.0.1';
+
+// What a WordPress site needs before any shared cache may keep its pages: a lifetime for
+// anonymous visitors (logged-in ones send cookies, which svr's cache never answers).
+const CACHE_PLUGIN = `<?php
+add_action('send_headers', function () {
+  if (!is_user_logged_in()) header('Cache-Control: public, max-age=60');
+});
+`;
 
 function nginxConf({ prefix, port, workers, root, socket }) {
   const runsAsRoot = process.getuid() === 0;
@@ -137,12 +149,21 @@ async function measure({ args, cores, workers, tools, caddy, dir, started, stops
   const wpConfig = path.join(site, 'wp-config.php');
   fs.writeFileSync(wpConfig, fs.readFileSync(wpConfig, 'utf8').replace('<?php', "<?php\ndefine('WP_HOME', 'http://' . $_SERVER['HTTP_HOST']);\ndefine('WP_SITEURL', WP_HOME);"));
 
+  fs.mkdirSync(path.join(site, 'wp-content', 'mu-plugins'), { recursive: true });
+  fs.writeFileSync(path.join(site, 'wp-content', 'mu-plugins', 'svr-cache-headers.php'), CACHE_PLUGIN, { mode: 0o644 });
+  const cachedPort = await freePort();
+  const cachedDir = path.join(dir, 'svr-cached');
+  fs.mkdirSync(cachedDir);
+  const cachedConfig = path.join(cachedDir, 'svr-config.json');
+  fs.writeFileSync(cachedConfig, JSON.stringify({ port: cachedPort, wwwroot: site, workers, enableLogging: true, stateDirectory: path.join(cachedDir, 'state'), fastcgi: [{ ...rule, cache: true }] }, null, 2));
+  started.push(await startProcess({ command: process.execPath, args: [path.join(ROOT, 'svr.js'), '--config', cachedConfig], cwd: cachedDir, logFile: path.join(dir, 'svr-cached.log'), readyUrl: `http://${HOST}:${cachedPort}/hello.php` }));
+
   const nginxPort = await freePort();
   const nginxPrefix = path.join(dir, 'nginx');
   fs.mkdirSync(nginxPrefix);
   fs.writeFileSync(path.join(nginxPrefix, 'nginx.conf'), nginxConf({ prefix: nginxPrefix, port: nginxPort, workers, root: site, socket: fpm.socket }));
   started.push(await startProcess({ command: tools.nginx, args: ['-p', nginxPrefix, '-c', path.join(nginxPrefix, 'nginx.conf')], logFile: path.join(dir, 'nginx.log'), readyUrl: `http://${HOST}:${nginxPort}/hello.php` }));
-  const targets = [{ name: 'svr', port: svrPort }, { name: 'nginx', port: nginxPort }];
+  const targets = [{ name: 'svr', port: svrPort }, { name: 'svr cached', port: cachedPort }, { name: 'nginx', port: nginxPort }];
 
   if (caddy) {
     const caddyPort = await freePort();
@@ -164,6 +185,11 @@ async function measure({ args, cores, workers, tools, caddy, dir, started, stops
       if (res.status !== 200 || !page.expect.test(res.text)) throw new Error(`${target.name} ${page.path}: ${res.status} ${res.headers.location || ''} ${res.text.slice(0, 200)}`);
     }
   }
+
+  // The cached target must answer the front page from its cache (it is stored as its first answer ends).
+  let xCache = '';
+  for (let i = 0; i < 50 && xCache !== 'HIT'; i++) xCache = (await request(`http://${HOST}:${cachedPort}/`)).headers['x-cache'];
+  if (xCache !== 'HIT') throw new Error(`svr cached: the WordPress front page is not answered from the cache (X-Cache: ${xCache})`);
 
   const load = () => os.loadavg().map((v) => v.toFixed(2)).join(' ');
   log(`php bench: ${args.runs} x ${args.duration}s, ${args.connections} connections, ${workers} workers, PHP-FPM ${Number(args.children) || cores * 2} children, load average ${load()}`);
@@ -197,6 +223,10 @@ async function measure({ args, cores, workers, tools, caddy, dir, started, stops
       const s = summary[page.name][target.name];
       console.log(`| ${page.name} | ${target.name} | ${s.rps} | ${s.p99Ms} | ${s.errors} | ${(s.rps / nginx.rps).toFixed(2)} | ${(s.p99Ms / nginx.p99Ms).toFixed(2)} |`);
     }
+  }
+  for (const page of pages) {
+    const { svr, 'svr cached': cached } = summary[page.name];
+    console.log(`${page.name}: svr cached / svr = ${(cached.rps / svr.rps).toFixed(2)}x requests/s`);
   }
   return summary;
 }

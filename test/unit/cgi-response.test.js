@@ -100,3 +100,50 @@ test('the default header block limit is 64 KiB', () => {
   assert.equal(sized(65000).status, 200);
   assert.deepEqual(sized(66000).events, [502]);
 });
+
+// The response cache's hooks: what it sees of a script's answer, and when.
+function hooked(onHead, onGone = () => {}) {
+  const res = Object.assign(new (require('node:events').EventEmitter)(), fakeResponse());
+  const failures = [];
+  const out = new CgiResponse({ method: 'GET', svr: {} }, res, { fail: (status) => failures.push(status), localRedirect() {}, onHead, onGone });
+  return { res, out, failures };
+}
+
+function recordingTap() {
+  const tap = { chunks: [], ended: false, aborted: false };
+  return Object.assign(tap, { data(chunk) { tap.chunks.push(String(chunk)); }, end() { tap.ended = true; }, abort() { tap.aborted = true; } });
+}
+
+test('cache hooks: the head before the client gets it, the body as it is sent, the end or an abort', () => {
+  const tap = recordingTap();
+  let head = null;
+  const { res, out } = hooked((upRes, headers) => { head = [upRes.statusCode, headers]; return tap; });
+  out.push(Buffer.from('Status: 404\r\nCache-Control: max-age=60\r\n\r\nno'));
+  assert.deepEqual(head, [404, { 'cache-control': 'max-age=60' }]);
+  out.push(Buffer.from('pe'));
+  out.end();
+  res.emit('close');
+  assert.deepEqual([tap.chunks, tap.ended, tap.aborted, Buffer.concat(res.body).toString()], [['no', 'pe'], true, false, 'nope']);
+
+  const cut = recordingTap();
+  const gone = hooked(() => cut);
+  gone.out.push(Buffer.from('Cache-Control: max-age=60\r\n\r\nhalf'));
+  gone.res.emit('close'); // the client went away before the end
+  assert.deepEqual([cut.ended, cut.aborted], [false, true]);
+
+  const long = recordingTap();
+  const over = hooked(() => long);
+  over.out.push(Buffer.from('Content-Length: 2\r\n\r\nthree'));
+  assert.deepEqual([long.aborted, over.res.destroyed], [true, true], 'longer than its Content-Length: not stored');
+});
+
+test('cache hooks: "handled" leaves the client to the cache; a client gone before any head is reported', () => {
+  const { res, out } = hooked(() => 'handled');
+  out.push(Buffer.from('Status: 304\r\n\r\n'));
+  assert.deepEqual([out.done, res.status, res.ended], [true, null, false], 'nothing written by the gateway');
+
+  let goneCalls = 0;
+  const early = hooked(() => recordingTap(), () => { goneCalls++; });
+  early.res.emit('close');
+  assert.equal(goneCalls, 1);
+});

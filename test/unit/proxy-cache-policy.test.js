@@ -1,9 +1,9 @@
 'use strict';
-// What the proxy cache may store and serve (lib/pipeline/proxy/cache/policy.js), header by header.
+// What the proxy cache may store and serve (lib/pipeline/cache/policy.js), header by header.
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { bypassReason, storable, parseCacheControl, ageOf, UNKEYED_OVERRIDES } = require('../../lib/pipeline/proxy/cache/policy');
+const { bypassReason, storable, parseCacheControl, ageOf, UNKEYED_OVERRIDES } = require('../../lib/pipeline/cache/policy');
 
 const request = (method, headers = {}) => ({ method, headers });
 

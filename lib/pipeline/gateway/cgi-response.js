@@ -2,10 +2,15 @@
 // A CGI response (RFC 3875 section 6), as a FastCGI application or a CGI script writes it: a header
 // block, a blank line, the body. Shared by both gateways.
 //
-//   const out = new CgiResponse(req, res, { fail(status, reason), localRedirect(location), maxHeaderBytes })
+//   const out = new CgiResponse(req, res, { fail(status, reason), localRedirect(location), maxHeaderBytes,
+//                                           onHead, onGone })
 //   out.push(chunk) -> false when the client's buffer is full (wait for res 'drain', then go on)
 //   out.end()       the script's output ended
 //   out.headersSent  whether the status line has gone to the client
+//   The response cache's hooks (../cache/fetch.js), both optional: onHead({ statusCode }, headers)
+//   before the head goes to the client -> 'handled' (the cache answered the client: the rest of
+//   the output is dropped) | a tap { data(chunk), end(), abort() } that sees the body as the
+//   client gets it | null; onGone() when the client went away before any head.
 //
 // The header block: `Status: 404 Not Found` sets the status (200 without it); `Location:` with an
 // absolute URL is a redirect to the client (302 unless Status says otherwise); `Location: /path`
@@ -22,7 +27,7 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const DEFAULT_MAX_HEADER_BYTES = 65536;
 
 class CgiResponse {
-  constructor(req, res, { fail, localRedirect, maxHeaderBytes = DEFAULT_MAX_HEADER_BYTES }) {
+  constructor(req, res, { fail, localRedirect, maxHeaderBytes = DEFAULT_MAX_HEADER_BYTES, onHead = null, onGone = null }) {
     this.req = req;
     this.res = res;
     this.fail = fail;
@@ -35,6 +40,18 @@ class CgiResponse {
     this.done = false;
     this.declaredLength = -1;
     this.bodyBytes = 0;
+    this.onHead = onHead;
+    this.tap = null;
+    this.tapEnded = false;
+    if (onHead !== null) {
+      res.once('close', () => {
+        if (this.tap !== null) {
+          if (!this.tapEnded) this.tap.abort(); // the client went away before the end
+        } else if (onGone !== null && !this.headersSent) {
+          onGone();
+        }
+      });
+    }
   }
 
   push(chunk) {
@@ -74,11 +91,16 @@ class CgiResponse {
       return;
     }
     if (this.req.svr) this.req.svr.bodyBytes = this.bodyBytes;
+    if (this.tap !== null) {
+      this.tapEnded = true;
+      this.tap.end();
+    }
     this.res.end();
   }
 
   abandon(status, reason) {
     this.done = true;
+    if (this.tap !== null) this.tap.abort();
     this.fail(status, reason);
   }
 
@@ -98,6 +120,14 @@ class CgiResponse {
       if (!Number.isSafeInteger(declared)) return this.abandon(502, `an invalid Content-Length: ${headers['content-length']}`), true;
       this.declaredLength = declared;
     }
+    if (this.onHead !== null) {
+      const tap = this.onHead({ statusCode: code, resume() {} }, headers);
+      if (tap === 'handled') {
+        this.done = true; // the caller stops reading the output
+        return true;
+      }
+      this.tap = tap || null;
+    }
     try {
       // HTTP/2 has no reason phrase (Node warns when given one).
       this.res.writeHead(code, this.req.httpVersionMajor >= 2 ? undefined : message || undefined, headers);
@@ -114,9 +144,11 @@ class CgiResponse {
     this.bodyBytes += chunk.length;
     if (this.declaredLength !== -1 && this.bodyBytes > this.declaredLength) {
       this.done = true;
+      if (this.tap !== null) this.tap.abort();
       this.res.destroy(); // longer than its Content-Length: the rest would be read as a response
       return true;
     }
+    if (this.tap !== null) this.tap.data(chunk);
     return this.res.write(chunk);
   }
 }

@@ -3,7 +3,9 @@
 // PHP-FPM) and the `cgi` rules (a process per request). Rules are tried in order, the fastcgi
 // ones first; the first whose path prefix (and host) matches decides.
 //
-//   createGatewayStage(site) -> null (no rules) | stage(req, res, next)
+//   createGatewayStage(site, { cache }) -> null (no rules) | stage(req, res, next)
+//     cache: the pipeline's response cache (../cache/), or null: `fastcgi` rules with
+//            `"cache": true` answer from it and fill it, as a caching proxy rule does
 //     stage.close()  closes the pooled FastCGI connections (a worker that drains)
 // Scripts are found with the path policy the static stage serves by (../path-policy.js: hidden
 // files, the server's own files, symbolic links, containment in the web root): nothing it
@@ -11,7 +13,9 @@
 //
 // Parts: rules.js (the rules, compiled once), script-path.js (URL path -> script, PATH_INFO),
 // environment.js (RFC 3875 variables), cgi-response.js (the script's header block and body),
-// fastcgi/ (records, pooled connections, one request), cgi-runner.js (processes).
+// fastcgi/ (records, pooled connections, one request), cgi-runner.js (processes). A caching
+// fastcgi rule goes through the pipeline's response cache (../cache/), which calls runFastcgi
+// with its hooks for what it cannot answer itself.
 //
 // It runs after mods and serverSideScript.js, so it sees the URL they leave (sanitized again when
 // they changed it), and only the static stage comes after it: a file with a gateway extension
@@ -32,7 +36,10 @@ const { runCgi } = require('./cgi-runner');
 
 const MAX_LOCAL_REDIRECTS = 10;
 
-function createGatewayStage(site) {
+// The request headers the cache adds to revalidate a stale entry, as FastCGI params.
+const VALIDATOR_PARAMS = { 'if-none-match': 'HTTP_IF_NONE_MATCH', 'if-modified-since': 'HTTP_IF_MODIFIED_SINCE' };
+
+function createGatewayStage(site, { cache = null } = {}) {
   const { rules, errors } = compileGatewayRules(site.config);
   if (errors.length) throw Object.assign(new Error(errors.join('\n')), { configErrors: errors });
   if (rules.length === 0) return null;
@@ -57,18 +64,42 @@ function createGatewayStage(site) {
     // PHP and CGI scripts read CONTENT_LENGTH bytes: a body of unknown length (chunked, or HTTP/2
     // without content-length) would reach them empty. Streaming forbids counting it first.
     if (req.headers['content-length'] === undefined && requestHasBody(req)) return site.sendError(req, res, 411);
-    const response = new CgiResponse(req, res, {
+    if (rule.kind === 'fastcgi') {
+      if (rule.cache && cache !== null) {
+        const ctx = { isTrusted, sendError: site.sendError, found, next, redirects };
+        return req.method === 'PURGE' ? cache.purge(req, res, rule, ctx) : cache.handle(req, res, rule, ctx, runFastcgi);
+      }
+      return runFastcgi(req, res, rule, { found, next, redirects }, null);
+    }
+    const response = gatewayResponse(req, res, rule, next, redirects, null);
+    const params = buildEnvironment(req, site, found, rule.env, isTrusted(req.socket.remoteAddress));
+    return runScript(req, res, rule, found, params, response);
+  }
+
+  // hooks: the cache's (../cache/fetch.js), or null.
+  function gatewayResponse(req, res, rule, next, redirects, hooks) {
+    return new CgiResponse(req, res, {
       fail: (status, reason) => {
         log.warn(`${rule.kind} ${rule.label}: ${req.method} ${req.url}: ${reason}; answering ${status}`);
+        if (hooks && hooks.onFailure(status)) return; // a stale entry answered (stale-if-error)
         site.sendError(req, res, status);
       },
-      localRedirect: (location) => redirect(req, res, next, location, redirects + 1),
+      localRedirect: (location) => {
+        if (hooks) hooks.onNoResponse();
+        redirect(req, res, next, location, redirects + 1);
+      },
+      onHead: hooks && hooks.onResponse,
+      onGone: hooks && hooks.onNoResponse,
     });
-    const params = buildEnvironment(req, site, found, rule.env, isTrusted(req.socket.remoteAddress));
-    if (rule.kind === 'fastcgi') {
-      return fastcgiRequest(req, res, { pool: rule.pool, params, timeouts: rule.timeouts, response, log, label: rule.label });
-    }
-    return runScript(req, res, rule, found, params, response);
+  }
+
+  // One request to the rule's FastCGI server; the cache calls it (with its hooks) for what it
+  // cannot answer itself.
+  function runFastcgi(req, res, rule, { found, next, redirects }, hooks) {
+    const response = gatewayResponse(req, res, rule, next, redirects, hooks);
+    let params = buildEnvironment(req, site, found, rule.env, isTrusted(req.socket.remoteAddress));
+    if (hooks && hooks.requestHeaders) params = withValidators(params, hooks.requestHeaders);
+    return fastcgiRequest(req, res, { pool: rule.pool, params, timeouts: rule.timeouts, response, log, label: rule.label });
   }
 
   // RFC 3875 6.2.2: `Location: /path` alone is answered as if /path had been asked for, with GET
@@ -114,6 +145,14 @@ function createGatewayStage(site) {
     for (const rule of rules) if (rule.pool) rule.pool.close();
   };
   return stage;
+}
+
+// The client's own validators give way to the stored entry's.
+function withValidators(params, headers) {
+  const added = Object.entries(headers).map(([name, value]) => [VALIDATOR_PARAMS[name], value]).filter(([name]) => name !== undefined);
+  if (added.length === 0) return params;
+  const names = new Set(added.map(([name]) => name));
+  return [...params.filter(([name]) => !names.has(name)), ...added];
 }
 
 module.exports = { createGatewayStage };

@@ -4,7 +4,7 @@
 //
 //   compileGatewayRules(config) -> { rules, errors }   errors name the key path.
 //   rule: { kind: 'fastcgi' | 'cgi', at, label, prefix, matchesHost, extensions, index,
-//           frontController, wholeDirectory, env, ... }
+//           frontController, wholeDirectory, env, ... }; a fastcgi rule also has `cache`
 
 const { compileHostPattern } = require('../../http/host');
 const { ConnectionPool } = require('./fastcgi/pool');
@@ -41,6 +41,7 @@ function compileFastcgi(entry, at, errors) {
     frontController: entry.frontController,
     wholeDirectory: false,
     env: entry.env,
+    cache: entry.cache === true,
     timeouts,
     pool: new ConnectionPool(address, { maxConnections: entry.maxConnections, connectMs: timeouts.connect, keepAliveMs: timeouts.keepAlive }),
   };

@@ -2,8 +2,8 @@
 // The reverse-proxy stage: requests matching a `proxy` rule (path prefix, optional host; first
 // match wins) go to one of the rule's upstreams; the rest pass on to the next stage.
 //
-//   createProxyStage(site, { cacheIndex }) -> null (no `proxy` rules) | stage(req, res, next)
-//     cacheIndex: where the cache reports the files it stores (the primary bounds the directory)
+//   createProxyStage(site, { cache }) -> null (no `proxy` rules) | stage(req, res, next)
+//     cache: the pipeline's response cache (../cache/), or null: rules with `"cache": true` use it
 //     An HTTP/1.1 Upgrade request (WebSocket) comes through the pipeline like any other, with a
 //     response on its socket and req.upgradeHead (lib/net/upgrade.js); so does an HTTP/2
 //     extended CONNECT (the worker's 'connect' listener). A matching rule tunnels them when
@@ -16,7 +16,7 @@
 // site: { config, sendError(req, res, status, options), log }.
 // Parts: rules.js (the rules, compiled once), forward.js (one request), upgrade.js (WebSocket
 // tunnels), upgrade-policy.js (which upgrades are tunnelled), forward-headers.js (headers),
-// cache/ (the response cache of rules with `"cache": true`). Picking, retrying, health and the
+// and the response cache (../cache/, which the gateway shares). Picking, retrying, health and the
 // HTTP transport are the upstream seam's (../upstream/), which a second protocol's gateway shares.
 
 const { compileProxyRules, findRule } = require('./rules');
@@ -25,9 +25,8 @@ const { splitTarget } = require('../../http/target');
 const { forward } = require('./forward');
 const { tunnel } = require('./upgrade');
 const { upgradeDecision } = require('./upgrade-policy');
-const { createProxyCache } = require('./cache');
 
-function createProxyStage(site, { cacheIndex = null } = {}) {
+function createProxyStage(site, { cache = null } = {}) {
   const { config } = site;
   if (!Array.isArray(config.proxy) || config.proxy.length === 0) return null;
   const { rules, errors } = compileProxyRules(config);
@@ -35,7 +34,6 @@ function createProxyStage(site, { cacheIndex = null } = {}) {
   const problems = [...errors, ...trusted.errors];
   if (problems.length) throw new Error(problems.join('\n'));
   const ctx = { isTrusted: trusted.isTrusted, sendError: site.sendError, log: site.log };
-  const cache = cacheIndex ? createProxyCache(site, { index: cacheIndex }) : null;
 
   function stage(req, res, next) {
     const rule = findRule(rules, req, splitTarget(req.url).path);

@@ -1,7 +1,14 @@
 'use strict';
-// The reverse proxy's response cache, for rules with `"cache": true` (docs/limits-and-caching.md).
+// The response cache, for `proxy` and `fastcgi` rules with `"cache": true`
+// (docs/limits-and-caching.md). One per pipeline: the proxy stage and every gateway stage share
+// its store, its memory and its locks.
 //
-//   createProxyCache(site, { index }) -> null (no rule caches) | { handle(req, res, rule, ctx, forward), purge(req, res, rule) }
+//   createResponseCache(config, { index, log }) -> { handle(req, res, rule, ctx, forward), purge(req, res, rule, ctx) }
+//     built by ../index.js only when a proxy or fastcgi rule has `cache`
+//     rule: { prefix, kind? ('fastcgi'; a proxy rule has none) }: part of the key
+//     ctx: { isTrusted(address), sendError(req, res, status) }
+//     forward(req, res, rule, ctx, hooks): the stage's way to its upstream, with the hooks
+//       fetch.js gives it (requestHeaders, onResponse, onFailure, onNoResponse)
 //
 // For each request of a caching rule: a request the cache must not see (policy.js) is forwarded
 // as it is (X-Cache: BYPASS). Otherwise its key (the rule, scheme, host, path and query, and
@@ -26,24 +33,41 @@ const { bypassReason } = require('./policy');
 const { createDiskStore } = require('./disk-store');
 const { createFetcher } = require('./fetch');
 const { answerFromEntry, markStatus, isFresh, staleForMs } = require('./answer');
-const { compileAddressList } = require('../../../http/address-list');
-const { proxyCacheDirectory } = require('../../../product');
-const { plainAddress } = require('../../../http/trusted-proxies');
+const { compileAddressList } = require('../../http/address-list');
+const { proxyCacheDirectory } = require('../../product');
+const { plainAddress } = require('../../http/trusted-proxies');
 
-function createProxyCache(site, { index }) {
-  const { config } = site;
-  if (!config.proxy.some((rule) => rule.cache)) return null;
+// Keys whose last answer could not be stored, remembered per worker (as Varnish's hit-for-miss):
+// without this, concurrent requests for a page that is never stored would each wait for the
+// one before it under the lock. At most this many (the oldest go first).
+const MAX_UNCACHEABLE_KEYS = 10000;
+
+function createRecentKeys(max) {
+  const keys = new Set();
+  return {
+    has: (key) => keys.has(key),
+    add(key) {
+      if (keys.has(key)) return;
+      if (keys.size >= max) keys.delete(keys.values().next().value);
+      keys.add(key);
+    },
+    delete: (key) => keys.delete(key),
+  };
+}
+
+function createResponseCache(config, { index, log }) {
   const settings = config.proxyCache;
   const store = createDiskStore({ directory: proxyCacheDirectory(config), memoryBytes: settings.memoryBytes, index });
   index.onForget(store.forget); // purges and evictions anywhere in the host
   const purgers = compileAddressList(settings.purgeFrom, 'proxyCache.purgeFrom');
   const inflight = new Map(); // key -> Promise settled when that fetch is stored or not
-  const { fetchAndStore, refreshBehind } = createFetcher({ store, settings, inflight, log: site.log });
+  const uncacheable = createRecentKeys(MAX_UNCACHEABLE_KEYS);
+  const { fetchAndStore, refreshBehind } = createFetcher({ store, settings, inflight, uncacheable, log });
 
   function keyOf(req, rule, ctx) {
     const host = String(req.headers.host || req.headers[':authority'] || '').toLowerCase();
     const scheme = req.socket && req.socket.encrypted ? 'https' : 'http';
-    let key = `${rule.prefix}\n${scheme}://${host}${req.url}`;
+    let key = `${rule.kind || 'proxy'} ${rule.prefix}\n${scheme}://${host}${req.url}`;
     if (ctx.isTrusted(plainAddress(req.socket.remoteAddress))) {
       key += `\n${req.headers['x-forwarded-host'] || ''}\n${req.headers['x-forwarded-proto'] || ''}`;
     }
@@ -61,6 +85,9 @@ function createProxyCache(site, { index }) {
     const key = keyOf(req, rule, ctx);
     const held = store.lookupMemory(key, req);
     if (held !== null && isFresh(held, Date.now())) return answerFromEntry(req, res, held, 'HIT');
+    // Its last answer could not be stored (no lifetime, Set-Cookie, private): no lock, no wait
+    // behind another request; fetched, and stored should it now be storable.
+    if (uncacheable.has(key)) return fetchAndStore(req, res, rule, ctx, forward, key, null, 'MISS');
     return lookUp(req, res, rule, ctx, forward, key);
   }
 
@@ -101,7 +128,7 @@ function createProxyCache(site, { index }) {
 
   async function purge(req, res, rule, ctx) {
     const client = req.svr.clientAddress ?? req.socket.remoteAddress;
-    if (!purgers.has(client)) return site.sendError(req, res, 403);
+    if (!purgers.has(client)) return ctx.sendError(req, res, 403);
     const removed = await store.purge(keyOf(req, rule, ctx));
     res.writeHead(removed ? 200 : 404, { 'content-type': 'text/plain' });
     return res.end(removed ? 'purged\n' : 'not in the cache\n');
@@ -110,4 +137,4 @@ function createProxyCache(site, { index }) {
   return { handle, purge };
 }
 
-module.exports = { createProxyCache };
+module.exports = { createResponseCache };

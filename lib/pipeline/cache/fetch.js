@@ -1,11 +1,12 @@
 'use strict';
-// From the upstream into the cache: a request forwarded with hooks on the upstream seam
-// (../forward.js) that keep the response's body as it streams to the client (up to
+// From the upstream into the cache: a request forwarded with hooks (the proxy's on the upstream
+// seam, ../proxy/forward.js; the gateway's on a FastCGI request, ../gateway/index.js) that keep the response's body as it streams to the client (up to
 // maxEntryBytes, and 8 times that for all the bodies of a worker) and store it when it ends,
 // answer a revalidation's 304 from the stored entry, and let a stale entry stand in for a failed
 // upstream (stale-if-error).
 //
-//   createFetcher({ store, settings, inflight, log }) ->
+//   createFetcher({ store, settings, inflight, uncacheable, log }) ->
+//     uncacheable: { has, add, delete } the keys whose last GET answer could not be stored
 //     { fetchAndStore(req, res, rule, ctx, forward, key, stale, status) -> Promise (settled once
 //       the response is stored, or known not to be), refreshBehind(req, rule, ctx, forward, key, entry) }
 
@@ -20,14 +21,18 @@ const BUFFERED_ENTRIES = 8;
 // Headers of a stored response that belong to that one exchange, not to the cached entry.
 const NOT_STORED = new Set(['set-cookie', 'age', 'x-cache', 'date', 'connection', 'keep-alive', 'transfer-encoding']);
 
-function createFetcher({ store, settings, inflight, log }) {
+function createFetcher({ store, settings, inflight, uncacheable, log }) {
   const bufferBudget = BUFFERED_ENTRIES * settings.maxEntryBytes;
   let buffered = 0; // bytes of bodies held for storing, in this worker
 
   // The response of a GET as it streams to the client, kept (up to maxEntryBytes) and stored.
   function storingTap(req, key, upRes, headers, settle) {
     const policy = req.method === 'GET' ? storable(upRes.statusCode, headers, settings) : { reason: 'HEAD' };
-    if (policy.reason) { settle(); return null; }
+    if (policy.reason) {
+      if (req.method === 'GET') uncacheable.add(key);
+      settle();
+      return null;
+    }
     const chunks = [];
     let size = 0;
     let kept = true;
@@ -54,6 +59,7 @@ function createFetcher({ store, settings, inflight, log }) {
         for (const [name, value] of Object.entries(headers)) if (!NOT_STORED.has(name)) stored[name] = value;
         const vary = String(headers.vary || '').split(',').map((name) => name.trim().toLowerCase()).filter(Boolean).sort();
         const meta = { status: upRes.statusCode, headers: stored, storedAt: Date.now(), upstreamAge: headers.age, vary, ...policy };
+        uncacheable.delete(key);
         store.save(key, req, meta, Buffer.concat(chunks)).catch((error) => log.warn(`proxy cache: cannot store ${req.url}: ${error.message}`)).finally(settle);
       },
       abort() { if (kept) giveUp(); },
@@ -89,6 +95,7 @@ function createFetcher({ store, settings, inflight, log }) {
         markStatus(req, res, status);
         return storingTap(req, key, upRes, headers, settle);
       },
+      onNoResponse: settle, // none to store: a script's local redirect, or the client went away first
       onFailure() {
         settle();
         if (res.background) return true; // a refresh behind a STALE answer: nobody to answer
