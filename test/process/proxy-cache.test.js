@@ -300,6 +300,16 @@ test('revalidation, stale-while-revalidate, stale-if-error, one upstream request
   assert.ok(metricValue(metrics, 'svr_proxy_cache_served_bytes_total') > 0);
 });
 
+test('a client that leaves before the upstream answers does not leave the next miss waiting', async (t) => {
+  const { upstream, server } = await setUp(t, { workers: 1 });
+  // /slow answers after 300 ms; this client gives up after 50 ms, before any response header.
+  await assert.rejects(request(`${server.url}/slow`, { timeout: 50 }), /timed out/);
+  await waitUntil(() => upstream.count('/slow') === 1, 5000);
+  const next = await request(`${server.url}/slow`, { timeout: 5000 });
+  assert.equal(next.status, 200, 'answered, not left waiting on the first fetch');
+  assert.equal(next.headers['x-cache'], 'MISS');
+});
+
 test('--single-threaded: stored, answered and purged in the one process', async (t) => {
   const upstream = await startUpstream();
   t.after(() => upstream.server.close());

@@ -7,7 +7,8 @@
 // hooks (the cache, cache/index.js): { requestHeaders: extra headers for the upstream (a
 // revalidation's If-None-Match), onResponse(upRes, headers) -> 'handled' (the hook answered the
 // client itself) | tap { data(chunk), end(), abort() } to see the body as it streams | null,
-// onFailure(status) -> true when it answered the client instead of the error page }
+// onFailure(status) -> true when it answered the client instead of the error page,
+// onNoResponse() when the client left before any response }
 
 const { tryUpstreams } = require('../upstream');
 const { upstreamRequestHeaders, clientResponseHeaders } = require('./forward-headers');
@@ -25,6 +26,7 @@ function forward(req, res, rule, ctx, hooks = null) {
       path: upstreamPath(rule, target, req.url),
       headers,
       onResponse: hooks && hooks.onResponse,
+      onNoResponse: hooks && hooks.onNoResponse,
       timeouts: rule.timeouts,
       responseHeaders(upRes) {
         const headers = clientResponseHeaders(upRes, rule);

@@ -85,7 +85,7 @@ function check(upstream, { path, timeout }, headers, settle) {
 // headers, idle }, responseHeaders(upRes) -> the headers for the client, log, onResponse? }.
 // onResponse(upRes, headers) (the proxy cache): 'handled' when it answered the client itself
 // (then it consumes upRes), or a tap { data(chunk), end(), abort() } that sees the body as it
-// streams to the client, or null.
+// streams to the client, or null. onNoResponse() (the cache): the client left before any response.
 // onFailure: see retry.js; called at most once, only before a response header reached the client.
 function send(req, res, upstream, exchange, onFailure) {
   const { target } = upstream;
@@ -172,11 +172,14 @@ function send(req, res, upstream, exchange, onFailure) {
     return upRes.pipe(res);
   });
 
-  // The client went away first: stop the upstream work too.
+  // The client went away first: stop the upstream work too, and tell the caller there will be no
+  // response (the cache's fetch would otherwise stay in flight, and the next miss wait on it).
   res.once('close', () => {
     if (!finished || !res.writableFinished) {
+      const noResponse = !responded && !finished;
       done();
       upReq.destroy();
+      if (noResponse && exchange.onNoResponse) exchange.onNoResponse();
     }
   });
 
