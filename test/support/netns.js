@@ -6,7 +6,7 @@
 //
 //   whyNotNamespaces(id) -> null | one-line reason to skip
 //   const net = createNetwork(id, { host: '10.x.y.z', ... })   builds the bridge and the hosts
-//   net.runIn(host, command, args) -> { child, lines, exited, waitFor(pattern, since, ms) }
+//   net.runIn(host, command, args, { stdin }) -> { child, lines, exited, waitFor(pattern, since, ms) }
 //   net.run(host, command, args)   -> spawnSync's result, inside the host
 //   net.waitForPort(host, address, port)   from `host`, until a TCP connection succeeds
 //   net.close()
@@ -44,8 +44,8 @@ function createNetwork(id, addresses) {
     ip(['-n', ns[host], 'link', 'set', 'lo', 'up']);
   }
 
-  function runIn(host, command, args) {
-    const child = spawn('ip', ['netns', 'exec', ns[host], command, ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  function runIn(host, command, args, { stdin = 'ignore' } = {}) {
+    const child = spawn('ip', ['netns', 'exec', ns[host], command, ...args], { stdio: [stdin, 'pipe', 'pipe'], detached: true });
     started.add(child);
     child.once('exit', () => started.delete(child));
     const lines = [];

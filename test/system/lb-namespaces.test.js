@@ -14,99 +14,20 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const { SVR, ensureDebianPackage, makeTempDir } = require('../support/helpers');
+const { whyNotNamespaces, createNetwork } = require('../support/netns');
 
 const ID = `svrlb${process.pid % 100000}`;
-const NS = { hub: `${ID}hub`, client: `${ID}c`, lb: `${ID}lb`, s1: `${ID}s1`, s2: `${ID}s2`, s3: `${ID}s3`, app: `${ID}app` };
 const ADDRESS = { client: '10.77.0.10', lb: '10.77.0.2', s1: '10.77.0.11', s2: '10.77.0.12', s3: '10.77.0.13', app: '10.77.0.20' };
 const SVR_HOSTS = ['s1', 's2', 's3'];
 const CHECK = { interMs: 300, fall: 2, rise: 2, timeoutMs: 500 };
 const DRAIN_DELAY_MS = 1500; // > fall x inter: HAProxy sees 503 twice before svr stops accepting
 const SUPPORT = path.join(__dirname, '..', 'support', 'lb');
 
-function ip(args) {
-  const result = spawnSync('ip', args, { encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`ip ${args.join(' ')}: ${(result.stderr || '').trim()}`);
-}
-
-// One-line reason to skip, or null.
-function whyNotNamespaces() {
-  if (process.platform !== 'linux') return 'network namespaces are Linux only';
-  if (process.getuid() !== 0) return 'network namespaces need root';
-  const probe = `${ID}probe`;
-  const result = spawnSync('ip', ['netns', 'add', probe], { encoding: 'utf8' });
-  if (result.status !== 0) return `the kernel refuses network namespaces here: ${(result.stderr || result.error || '').toString().trim()}`;
-  spawnSync('ip', ['netns', 'del', probe]);
-  return null;
-}
-
-function buildNetwork() {
-  ip(['netns', 'add', NS.hub]);
-  ip(['-n', NS.hub, 'link', 'add', 'br0', 'type', 'bridge']);
-  ip(['-n', NS.hub, 'link', 'set', 'br0', 'up']);
-  for (const host of Object.keys(ADDRESS)) {
-    ip(['netns', 'add', NS[host]]);
-    ip(['-n', NS.hub, 'link', 'add', `v${host}`, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', NS[host]]);
-    ip(['-n', NS.hub, 'link', 'set', `v${host}`, 'master', 'br0', 'up']);
-    ip(['-n', NS[host], 'addr', 'add', `${ADDRESS[host]}/24`, 'dev', 'eth0']);
-    ip(['-n', NS[host], 'link', 'set', 'eth0', 'up']);
-    ip(['-n', NS[host], 'link', 'set', 'lo', 'up']);
-  }
-}
-
-function removeNetwork() {
-  for (const name of Object.values(NS)) spawnSync('ip', ['netns', 'del', name]);
-}
-
-// A process in a namespace (its own process group, so a whole host can be killed at once),
-// with its output lines kept and waitable.
-const started = new Set();
-function runIn(host, command, args, { stdin = 'ignore' } = {}) {
-  const child = spawn('ip', ['netns', 'exec', NS[host], command, ...args], { stdio: [stdin, 'pipe', 'pipe'], detached: true });
-  started.add(child);
-  child.once('exit', () => started.delete(child));
-  const lines = [];
-  const waiters = [];
-  const add = (line) => {
-    lines.push(line);
-    for (const waiter of [...waiters]) if (waiter.pattern.test(line)) { waiters.splice(waiters.indexOf(waiter), 1); waiter.resolve(line); }
-  };
-  for (const stream of [child.stdout, child.stderr]) {
-    let partial = '';
-    stream.setEncoding('utf8');
-    stream.on('data', (chunk) => {
-      const parts = (partial + chunk).split('\n');
-      partial = parts.pop();
-      parts.forEach(add);
-    });
-  }
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  return {
-    child, lines, exited,
-    // Resolves with the first line at index >= since matching pattern.
-    waitFor(pattern, since = 0, timeoutMs = 20000) {
-      const seen = lines.slice(since).find((line) => pattern.test(line));
-      if (seen) return Promise.resolve(seen);
-      return new Promise((resolve, reject) => {
-        const waiter = { pattern, resolve: (line) => { clearTimeout(timer); resolve(line); } };
-        const timer = setTimeout(() => {
-          waiters.splice(waiters.indexOf(waiter), 1);
-          reject(new Error(`${host}: timed out waiting for ${pattern}; output:\n${lines.slice(-30).join('\n')}`));
-        }, timeoutMs);
-        waiters.push(waiter);
-      });
-    },
-  };
-}
-
-function killAll() {
-  for (const child of started) {
-    try { process.kill(-child.pid, 'SIGKILL'); } catch { /* already gone */ }
-  }
-}
+let network = null; // createNetwork's: the hosts, and what runs on them
+const runIn = (...args) => network.runIn(...args);
 
 function svrConfig(dir) {
   const config = {
@@ -157,13 +78,6 @@ ${servers}
   return file;
 }
 
-// HAProxy says nothing once it listens: try to connect from `host`, up to 200 times 50 ms apart.
-function waitForPort(host, address, port) {
-  const script = `const net = require('net'); let n = 0; (function again() { const s = net.connect(${port}, '${address}'); s.on('connect', () => { s.destroy(); process.exit(0); }); s.on('error', () => { if (++n >= 200) process.exit(1); setTimeout(again, 50); }); })();`;
-  const result = spawnSync('ip', ['netns', 'exec', NS[host], process.execPath, '-e', script], { timeout: 20000 });
-  if (result.status !== 0) throw new Error(`${address}:${port} is not reachable from ${host}`);
-}
-
 async function startSvr(host, configFile) {
   const proc = runIn(host, process.execPath, [SVR, '--config', configFile]);
   await proc.waitFor(/listening on /);
@@ -173,7 +87,7 @@ async function startSvr(host, configFile) {
 // The Prometheus text of one host's svr, fetched inside its namespace.
 function scrape(host) {
   const script = "require('http').get('http://127.0.0.1:9100/metrics', (r) => { r.setEncoding('utf8'); let t = ''; r.on('data', (c) => { t += c; }); r.on('end', () => process.stdout.write(t)); })";
-  const result = spawnSync('ip', ['netns', 'exec', NS[host], process.execPath, '-e', script], { encoding: 'utf8', timeout: 10000 });
+  const result = network.run(host, process.execPath, ['-e', script], { timeout: 10000 });
   return result.stdout;
 }
 
@@ -197,17 +111,16 @@ async function runLoad(during) {
   return { summary, ...figures };
 }
 
-const skip = whyNotNamespaces();
+const skip = whyNotNamespaces(ID);
 const haproxy = skip ? null : ensureDebianPackage('haproxy');
 
 test('svr behind HAProxy in network namespaces', { skip: skip || haproxy.skip, timeout: 120000 }, async (t) => {
   const dir = makeTempDir('svr-lb-');
   t.after(() => {
-    killAll();
-    removeNetwork();
+    if (network) network.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
-  buildNetwork();
+  network = createNetwork(ID, ADDRESS);
   runIn('app', process.execPath, [path.join(SUPPORT, 'backend.js'), ADDRESS.app, '8080']);
   const svr = {};
   const configs = {};
@@ -216,7 +129,7 @@ test('svr behind HAProxy in network namespaces', { skip: skip || haproxy.skip, t
     svr[host] = await startSvr(host, configs[host]);
   }
   const lb = runIn('lb', haproxy.path, ['-db', '-f', haproxyConfig(dir)]);
-  await waitForPort('client', ADDRESS.lb, 80);
+  network.waitForPort('client', ADDRESS.lb, 80);
   const lbEvent = (host, state, since) => lb.waitFor(new RegExp(`Server svr/${host} is ${state}`), since, 20000);
 
   await t.test('requests and WebSocket echoes pass; backend, access log and metrics see the client', async () => {
