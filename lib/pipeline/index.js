@@ -115,14 +115,18 @@ function buildPipeline(config, { log, configFile, scripting: scriptingFactory, i
   const counters = config.allowStatus ? createRequestCounters() : null;
   const healthAndMetrics = build(createHealthMetricsStage, site, { isDraining, scrapeMetrics });
   const acmeChallenge = build(createAcmeChallengeStage, site, acmeAnswers);
-  const stages = [
-    build(createForwardProxyStage, rootScripting && rootScripting.proxyRequest),
+  // What every request meets first, on the site's port and on the HTTPS-redirect port alike.
+  const entryStages = () => [
     build(createServerHeadersStage, site),
     build(createStrictHeadStage, site),
     acmeChallenge,
     build(createClientAddressStage, site),
     build(createBlocklistStage, site),
     healthAndMetrics,
+  ];
+  const stages = [
+    build(createForwardProxyStage, rootScripting && rootScripting.proxyRequest),
+    ...entryStages(),
     build(createConnectStage, { modsConnect: (rootScripting && rootScripting.connect) || null, reverseProxy: proxy }),
     build(createSanitizeStage, site),
     build(createWwwRedirectStage, site),
@@ -139,12 +143,7 @@ function buildPipeline(config, { log, configFile, scripting: scriptingFactory, i
     staticFiles,
   ].filter(Boolean);
   const redirectStages = [
-    build(createServerHeadersStage, site),
-    build(createStrictHeadStage, site),
-    acmeChallenge,
-    build(createClientAddressStage, site),
-    build(createBlocklistStage, site),
-    healthAndMetrics,
+    ...entryStages(),
     build(createPathHeadersStage, site),
     build(createHostHeadersStage, site),
     build(createHttpsRedirectStage, site),
