@@ -175,23 +175,33 @@ function jsonOrNull(text) {
   return text === null ? 'null' : jsonString(text);
 }
 
-// Returns a function to call at the start of every request, or null when logging is off.
+// The line for one finished request: (req, res, startedAt, remote), where startedAt is the
+// performance.now() of its start and remote the peer's address read then (by 'close' an HTTP/2
+// stream, and a destroyed socket, no longer knows its peer). null when logging is off.
 // write(line): where lines go; stdout, batched, unless a caller (the in-process test harness) says otherwise.
-function createAccessLog(config, { write = append } = {}) {
+function createLineWriter(config, { write = append } = {}) {
   if (!config.enableLogging) return null;
   const format = config.logFormat === 'json' ? jsonLine : combinedLine;
-  return function logRequest(req, res) {
-    const startedAt = performance.now(); // monotonic, as hrtime, without a BigInt per request
-    // Read now: by 'close' an HTTP/2 stream (and a destroyed socket) no longer knows its peer.
-    const remote = clientAddress(req);
+  return function logLine(req, res, startedAt, remote) {
+    if (req.svr?.internal) return; // the health and metrics paths (pipeline/health-metrics.js)
     // The client address the pipeline resolved (behind a proxy: enableIPSpoofing, trustedProxies);
     // the peer for a request no pipeline saw.
-    res.on('close', () => { // 'close' comes once; on() spares the once-wrapper and its removal
-      if (req.svr?.internal) return; // the health and metrics paths (pipeline/health-metrics.js)
-      const client = req.svr === undefined ? remote : shownAddress(req.svr.clientAddress);
-      write(format(req, res, client, (performance.now() - startedAt) / 1000, Date.now()));
-    });
+    const client = req.svr === undefined ? remote : shownAddress(req.svr.clientAddress);
+    write(format(req, res, client, (performance.now() - startedAt) / 1000, Date.now()));
   };
 }
 
-module.exports = { createAccessLog, flush, useFile, reopen, combinedLine, jsonLine };
+// The same as one function to call at the start of every request, which logs the request when its
+// response closes; null when logging is off. (The worker calls createLineWriter itself, from the
+// one 'close' listener it has on every response anyway.)
+function createAccessLog(config, options) {
+  const logLine = createLineWriter(config, options);
+  if (logLine === null) return null;
+  return function logRequest(req, res) {
+    const startedAt = performance.now(); // monotonic, as hrtime, without a BigInt per request
+    const remote = clientAddress(req);
+    res.on('close', () => logLine(req, res, startedAt, remote)); // 'close' comes once
+  };
+}
+
+module.exports = { createAccessLog, createLineWriter, peerAddress: clientAddress, flush, useFile, reopen, combinedLine, jsonLine };
