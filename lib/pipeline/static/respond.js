@@ -312,7 +312,7 @@ function answer(r, req, res, entry, rep, opened) {
       setVary(res, rep);
       r.sendError(req, res, 412);
     } else {
-      writeRepHead(r, res, 304, rep, 'notModified').end();
+      writeRepHead(r, req, res, 304, rep, 'notModified').end();
     }
     return finish(opened);
   }
@@ -328,7 +328,7 @@ function answer(r, req, res, entry, rep, opened) {
     }
   }
   if (req.method === 'HEAD' || size === 0) {
-    writeRepHead(r, res, 200, rep, 'headers').end(req.method !== 'HEAD' && rep.wrapped ? Buffer.concat([rep.wrapped.head, rep.wrapped.foot]) : undefined);
+    writeRepHead(r, req, res, 200, rep, 'headers').end(req.method !== 'HEAD' && rep.wrapped ? Buffer.concat([rep.wrapped.head, rep.wrapped.foot]) : undefined);
     return finish(opened);
   }
   return sendBody(r, req, res, entry, rep, range, opened);
@@ -339,22 +339,26 @@ function finish(opened) {
 }
 
 // The head of a 200 or 206 for rep (range: null, or the one range asked for).
-function writeBodyHead(r, res, rep, range) {
-  if (range === null) return writeRepHead(r, res, 200, rep, 'headers');
+function writeBodyHead(r, req, res, rep, range) {
+  if (range === null) return writeRepHead(r, req, res, 200, rep, 'headers');
   const headers = { ...rep.headers, 'Content-Range': `bytes ${range.start}-${range.end}/${rep.stats.size}`, 'Content-Length': range.end - range.start + 1 };
-  return writeRepHead(r, res, 206, rep, null, headers);
+  return writeRepHead(r, req, res, 206, rep, null, headers);
 }
 
 // The head for rep: its header object `which` ('headers', 'notModified'), or `headers` made for
 // this response. When the fixed headers still wait on the response and nothing else was set
 // (http/response.js), they go first into the object writeHead is given, with Vary after them,
 // as they would have been set: writeHead then writes the head straight from it. The object
-// for `which` is made once per representation.
-function writeRepHead(r, res, status, rep, which, headers = rep[which]) {
+// for `which` is made once per representation. Such a head is not kept field by field on the
+// response (res.getHeader answers undefined afterwards, as for any head written that way), so the
+// body's length goes to req.svr.bodyBytes for the access log and the metrics.
+function writeRepHead(r, req, res, status, rep, which, headers = rep[which]) {
   if (!takeDeferred(res, r.fixed)) {
     setVary(res, rep);
     return res.writeHead(status, headers);
   }
+  const length = headers['Content-Length']; // absent for a body compressed as it streams (counted as it goes)
+  if (length !== undefined && req.svr !== undefined) req.svr.bodyBytes = length;
   if (which === null) return res.writeHead(status, directHeaders(r.fixed, rep.vary, headers));
   let direct = rep.direct;
   if (direct === undefined || direct.fixed !== r.fixed) {
@@ -386,8 +390,8 @@ function directHeaders(fixed, vary, headers) {
   return out;
 }
 
-function sendBuffer(r, res, rep, range, data) {
-  writeBodyHead(r, res, rep, range);
+function sendBuffer(r, req, res, rep, range, data) {
+  writeBodyHead(r, req, res, rep, range);
   const body = range === null ? data : data.subarray(range.start, range.end + 1);
   if (isHttp2(res)) endInSlices(res, body); // http2-body.js: what a cancel may leave counted
   else res.end(body);
@@ -396,16 +400,16 @@ function sendBuffer(r, res, rep, range, data) {
 // 4. The body: from memory when the representation is (or can be) held there, else streamed.
 function sendBody(r, req, res, entry, rep, range, opened) {
   if (rep.data !== undefined) {
-    sendBuffer(r, res, rep, range, rep.data);
+    sendBuffer(r, req, res, rep, range, rep.data);
     return finish(opened);
   }
   if (!opened && rep.inMemory) {
     const kept = rep.sibling ? undefined : r.cache.kept(entry);
-    if (kept !== undefined) return sendBuffer(r, res, rep, range, kept);
+    if (kept !== undefined) return sendBuffer(r, req, res, rep, range, kept);
     const reading = rep.sibling
       ? r.cache.siblingContent(entry, `file-${rep.coding}`, rep.file, rep.stats)
       : r.cache.content(entry);
-    return reading.then((data) => (data === null ? streamBody(r, req, res, entry, rep, range) : sendBuffer(r, res, rep, range, data)));
+    return reading.then((data) => (data === null ? streamBody(r, req, res, entry, rep, range) : sendBuffer(r, req, res, rep, range, data)));
   }
   return streamBody(r, req, res, entry, rep, range, opened);
 }
@@ -420,7 +424,7 @@ async function streamBody(r, req, res, entry, rep, range, opened) {
   }
   if (gone(req, res)) return finish(opened);
   const transform = bodyTransform(r, req, rep);
-  writeBodyHead(r, res, rep, range);
+  writeBodyHead(r, req, res, rep, range);
   const start = range === null ? 0 : range.start;
   const end = range === null ? rep.stats.size - 1 : range.end; // never past what was announced
   const source = openBodyStream(r, opened.fd, start, end, isHttp2(res));
