@@ -57,6 +57,9 @@ test('a static 200, HEAD and 304 are written from one header object: no setHeade
   assert.equal(notModified.headers['x-frame-options'], 'DENY');
   assert.equal(notModified.headers.vary, 'Origin, Accept-Encoding');
   assert.equal(notModified.headers.etag, first.headers.etag);
+  // The head is not kept field by field: the access log still has the body's length.
+  await site.waitForLog(/"HEAD \/page\.html HTTP\/1\.1" 200 0 /, 'stdout');
+  assert.ok(site.stdout().some((line) => / "GET \/page\.html HTTP\/1\.1" 200 1200 /.test(line)), site.stdout().join('\n'));
 });
 
 test('a header a later stage sets replaces the fixed one; an error page and a script still get them', async (t) => {
