@@ -128,3 +128,21 @@ test('SvrResponse: waiting headers are set on the first read or write, under wha
   // Not an SvrResponse (HTTP/2, a response made for an upgraded socket): nothing waits.
   assert.equal(deferHeaders({}, fixed), false);
 });
+
+test('HTTP/1.1 over TLS (beside HTTP/2) takes the same path; HTTP/2 sets the fixed headers at once', async (t) => {
+  const { startTlsPipeline, httpsRequest, h2Request } = require('../../support/tls-helpers');
+  const site = await startTlsPipeline({ config: { enableHTTP2: true, customHeaders: { 'X-Frame-Options': 'DENY' } }, files: { 'page.html': 'hi there' }, env: { SVR_FILE_CACHE_SETTLE_MS: '0' } });
+  t.after(site.stop);
+  await httpsRequest(`${site.httpsUrl}/page.html`);
+  let https;
+  const calls = await countingSetHeader(async () => { https = await httpsRequest(`${site.httpsUrl}/page.html`); });
+  assert.equal(calls, 0);
+  assert.equal(https.status, 200);
+  assert.equal(https.headers['x-frame-options'], 'DENY');
+  assert.equal(https.headers.server, 'svr');
+  const h2 = await h2Request(site.httpsUrl, '/page.html');
+  assert.equal(h2.alpn, 'h2');
+  assert.equal(h2.status, 200);
+  assert.equal(h2.headers['x-frame-options'], 'DENY');
+  assert.equal(h2.headers.server, 'svr');
+});
