@@ -17,7 +17,7 @@
 //                                          the header object it gives writeHead
 //
 // Every reader and writer of the response's headers (getHeader, getHeaders, getHeaderNames,
-// hasHeader, removeHeader, writeHead, which write, end and flushHeaders go through) sets the
+// hasHeader, removeHeader, appendHeader, writeHead, which write, end and flushHeaders go through) sets the
 // waiting headers first, each unless a stage set the same name since, as a later setHeader
 // replaces an earlier one: what scripts, mods and stages see is what they saw when the headers
 // were set first. Only the order of the fields on the wire can differ.
@@ -72,6 +72,11 @@ class SvrResponse extends http.ServerResponse {
   removeHeader(name) {
     applyDeferred(this);
     return super.removeHeader(name);
+  }
+
+  appendHeader(name, value) { // adds to a fixed header of that name, as it would have
+    applyDeferred(this);
+    return super.appendHeader(name, value);
   }
 }
 

@@ -108,6 +108,10 @@ test('SvrResponse: waiting headers are set on the first read or write, under wha
       seen.setThenTake = takeDeferred(res, fixed);
       return res.end('x'); // the implicit head sets the waiting ones first
     }
+    if (req.url === '/append') {
+      res.appendHeader('X-A', 'more');
+      return res.end('x');
+    }
     seen.read = res.getHeader('x-a');
     res.removeHeader('Server');
     return res.end('x');
@@ -125,6 +129,8 @@ test('SvrResponse: waiting headers are set on the first read or write, under wha
   assert.equal(seen.read, 'fixed');
   assert.equal(read.headers.server, undefined);
   assert.equal(read.headers['x-a'], 'fixed');
+  const appended = await request(`${url}/append`);
+  assert.equal(appended.headers['x-a'], 'fixed, more');
   // Not an SvrResponse (HTTP/2, a response made for an upgraded socket): nothing waits.
   assert.equal(deferHeaders({}, fixed), false);
 });
