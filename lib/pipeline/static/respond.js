@@ -214,7 +214,7 @@ function wrappedRep(r, file, stats) {
 // 1. The representation this request gets; a promise while a compressed form is being made.
 function chooseRepresentation(r, req, res, entry, facts) {
   if (wraps(r, entry.real)) return wrappedRep(r, entry.real, entry.stats);
-  if (!facts.compressible) return facts.identity; // every representation of it has vary: Vary: Accept-Encoding
+  if (!facts.compressible) return facts.identity; // its vary is false: no Vary: Accept-Encoding
   if (req.headers.range !== undefined && entry.stats.size > 0) return facts.identity;
   const coding = r.compression.negotiate(req.headers['accept-encoding']);
   if (coding === null) return facts.identity;
