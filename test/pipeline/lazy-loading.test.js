@@ -108,6 +108,8 @@ test('a static site with listing and the access log, after its first answer, hol
   assert.equal(hasSchema(loaded), false); // legacy mods' settings only
   assert.equal(loaded.collators, 0); // the first listing only
   assert.equal(hasCrypto(loaded), false);
+  assert.equal(hasBuiltin(loaded, 'http2'), false); // HTTP/2 and TLS listeners only
+  assert.equal(hasBuiltin(loaded, 'tls'), false);
 });
 
 test('the first listing makes the collator; the first compressed answer loads zlib; a serverSideScript.js loads vm', () => {
