@@ -176,8 +176,10 @@ function jsonOrNull(text) {
 }
 
 // The line for one finished request: (req, res, startedAt, remote), where startedAt is the
-// performance.now() of its start and remote the peer's address read then (by 'close' an HTTP/2
+// process.uptime() of its start and remote the peer's address read then (by 'close' an HTTP/2
 // stream, and a destroyed socket, no longer knows its peer). null when logging is off.
+// process.uptime(): seconds on the monotonic clock (hrtime's) as a plain number, no BigInt per
+// request; unlike the global `performance` it loads nothing (perf_hooks) into the worker.
 // write(line): where lines go; stdout, batched, unless a caller (the in-process test harness) says otherwise.
 function createLineWriter(config, { write = append } = {}) {
   if (!config.enableLogging) return null;
@@ -187,7 +189,7 @@ function createLineWriter(config, { write = append } = {}) {
     // The client address the pipeline resolved (behind a proxy: enableIPSpoofing, trustedProxies);
     // the peer for a request no pipeline saw.
     const client = req.svr === undefined ? remote : shownAddress(req.svr.clientAddress);
-    write(format(req, res, client, (performance.now() - startedAt) / 1000, Date.now()));
+    write(format(req, res, client, process.uptime() - startedAt, Date.now()));
   };
 }
 
@@ -198,7 +200,7 @@ function createAccessLog(config, options) {
   const logLine = createLineWriter(config, options);
   if (logLine === null) return null;
   return function logRequest(req, res) {
-    const startedAt = performance.now(); // monotonic, as hrtime, without a BigInt per request
+    const startedAt = process.uptime();
     const remote = clientAddress(req);
     res.on('close', () => logLine(req, res, startedAt, remote)); // 'close' comes once
   };

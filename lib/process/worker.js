@@ -160,7 +160,7 @@ class Worker {
   watchClose(req, res, state) {
     const logLine = this.logLine;
     if (state === undefined && logLine === null) return;
-    const startedAt = logLine === null ? 0 : performance.now();
+    const startedAt = logLine === null ? 0 : process.uptime(); // the access log's clock (access-log.js)
     const remote = logLine === null ? undefined : accessLog.peerAddress(req);
     res.on('close', () => { // 'close' comes once; on() spares the once-wrapper and its removal
       if (state !== undefined) {
