@@ -8,9 +8,6 @@ const assert = require('node:assert/strict');
 const { urlObject, errorArguments, decorate, createForgiving } = require('../../lib/pipeline/scripting/svrjs-api');
 const { filterHeaders } = require('../../lib/pipeline/scripting/legacy-script');
 const { parseBasic } = require('../../lib/pipeline/credentials');
-const { EventEmitter } = require('node:events');
-const { armScriptTimeout } = require('../../lib/pipeline/scripting/timeout');
-const { countRequest } = require('../../lib/pipeline/scripting/environment');
 
 test('urlObject: a url.parse-style object; a repeated query key keeps its last value (SVR.JS 3.x)', () => {
   const parsed = urlObject({ headers: { host: 'Example.org:8080' }, socket: {} }, '/a/b.txt?x=1&x=2&y=#frag');
@@ -53,34 +50,6 @@ test('decorate: an unrewritten request shares one frozen URL object; a rewritten
   assert.notEqual(rewritten.originalParsedURL, rewritten.parsedURL);
   assert.equal(rewritten.originalParsedURL.pathname, '/old/');
   assert.equal(rewritten.parsedURL.pathname, '/inspect');
-});
-
-test('armScriptTimeout: a plain close listener disarms it (close comes once: no once-wrapper per request)', () => {
-  const res = new EventEmitter();
-  let fired = 0;
-  const disarm = armScriptTimeout(res, 60000, () => 'script', () => fired++);
-  const [raw] = res.rawListeners('close');
-  assert.equal(raw, disarm, 'the disarm function itself, not a once() wrapper around it');
-  res.emit('close');
-  assert.equal(fired, 0);
-  assert.equal(armScriptTimeout(new EventEmitter(), 0, () => 'script', () => fired++)(), undefined, 'scriptTimeout 0 arms nothing');
-});
-
-test('countRequest: SVR.JS\'s counters, through a plain finish listener (finish comes once)', () => {
-  const saved = [process.reqcounter, process.err4xxcounter, process.err5xxcounter];
-  try {
-    process.reqcounter = 0;
-    process.err4xxcounter = 0;
-    process.err5xxcounter = 0;
-    const res = new EventEmitter();
-    countRequest(res);
-    assert.equal(res.rawListeners('finish')[0], res.listeners('finish')[0], 'no once() wrapper');
-    res.statusCode = 404;
-    res.emit('finish');
-    assert.deepEqual([process.reqcounter, process.err4xxcounter, process.err5xxcounter], [1, 1, 0]);
-  } finally {
-    [process.reqcounter, process.err4xxcounter, process.err5xxcounter] = saved;
-  }
 });
 
 test('errorArguments: (code[, extName][, error][, headers]) in any of SVR.JS\'s forms', () => {

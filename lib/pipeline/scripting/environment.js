@@ -110,7 +110,7 @@ function routeModMessages(log) {
 // Called by the scripting stage for each request it sees.
 function countRequest(res) {
   process.reqcounter++;
-  res.on('finish', () => { // 'finish' comes once: on() spares once()'s wrapper
+  res.once('finish', () => {
     const status = res.statusCode;
     if (status >= 400 && status < 500) process.err4xxcounter++;
     else if (status >= 500 && status < 600) process.err5xxcounter++;

@@ -11,7 +11,7 @@ function armScriptTimeout(res, timeoutMs, who, onTimeout) {
     if (!res.headersSent && !res.destroyed) onTimeout(who());
   }, timeoutMs);
   const disarm = () => clearTimeout(timer);
-  res.on('close', disarm); // 'close' comes once: on() spares once()'s wrapper, alive while user code runs
+  res.once('close', disarm);
   return disarm;
 }
 
