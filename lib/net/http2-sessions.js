@@ -9,21 +9,63 @@
 //       keepalive_timeout; Node's own session timeout would destroy streams in flight);
 //     maxStreams: the stream that reaches it is served, then a GOAWAY (0: no bound);
 //     drain(): a GOAWAY to every session, and to each new one.
-//   responseClass(http2) -> the Http2ServerResponse subclass given to createSecureServer
+//   responseClass(http2) -> the Http2ServerResponse subclass given to createSecureServer, with
+//     respondWhole(status, headers, body?) for answers ready in full
 
 const kState = Symbol('svr.http2Session');
 
 // HTTP/1.1 connection-level headers, which HTTP/2 forbids (RFC 9113 §8.2.2).
 const CONNECTION_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
 
-// A Connection header set by the pipeline, a mod or a script is quietly left out (Node would
-// drop it too, but with a process warning on stderr). A subclass made once, not a setHeader
-// wrapper made for every response.
+// The response class of svr's HTTP/2 requests, made once:
+// - a Connection header set by the pipeline, a mod or a script is quietly left out (Node would
+//   drop it too, but with a process warning on stderr);
+// - respondWhole(status, headers, body?) answers with a head and a body that are ready in full
+//   (a file from memory, a 304) as Node's core API does: HEADERS, then one DATA frame that ends
+//   the stream (no body: HEADERS alone end it). The compatibility API's writeHead always asks
+//   Node to wait for trailers (for res.addTrailers), so its end(body) sends the body and then, a
+//   turn of the event loop later, an empty DATA frame to end the stream: one more TLS record, write
+//   and epoll update per response. Where trailers were asked for, the head is already out or the
+//   request is a HEAD, it falls back to writeHead and end.
 function responseClass(http2) {
   return class SvrHttp2Response extends http2.Http2ServerResponse {
     setHeader(name, value) {
       if (typeof name === 'string' && CONNECTION_HEADERS.has(name.toLowerCase())) return this;
       return super.setHeader(name, value);
+    }
+
+    addTrailers(headers) {
+      this.trailersAsked = true;
+      return super.addTrailers(headers);
+    }
+
+    setTrailer(name, value) {
+      this.trailersAsked = true;
+      return super.setTrailer(name, value);
+    }
+
+    respondWhole(status, headers, body) {
+      const stream = this.stream;
+      if (this.trailersAsked === true || this.headersSent || stream.headRequest || stream.destroyed || stream.closed) {
+        this.writeHead(status, headers);
+        return body === undefined ? this.end() : this.end(body);
+      }
+      this.statusCode = status; // what the access log and metrics read
+      for (const name of Object.keys(headers)) this.setHeader(name, headers[name]);
+      const head = this.getHeaders();
+      head[':status'] = status;
+      this.endedWhole = true;
+      stream.respond(head, { endStream: body === undefined, sendDate: this.sendDate });
+      if (body !== undefined) stream.end(body);
+      return this;
+    }
+
+    get writableEnded() {
+      return this.endedWhole === true || super.writableEnded;
+    }
+
+    get finished() {
+      return this.endedWhole === true || super.finished;
     }
   };
 }

@@ -7,7 +7,12 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
+const { execFile } = require('node:child_process');
+const { promisify } = require('node:util');
 const { startTlsPipeline, httpsRequest, h2Request, h2Connect, curl } = require('../support/tls-helpers');
+const { ensureDebianPackage } = require('../support/helpers');
+
+const execFileAsync = promisify(execFile);
 
 const FILE = 'abcdefghijklmnopqrstuvwxyz0123456789\n';
 
@@ -104,6 +109,37 @@ test('h2: keepAliveTimeout counts from the last stream; a session in use or with
   } finally {
     await quick.stop();
   }
+});
+
+// A file from memory goes out as HEADERS and one DATA frame that ends the stream, a 304 as
+// HEADERS alone; not the compatibility API's body, then an empty DATA frame a turn later (one more
+// TLS record and write per response). nghttp -v prints the frames as they arrive.
+test('h2: a small file is one DATA frame ending the stream, a 304 its HEADERS alone, a HEAD as before; the access log has them', async (t) => {
+  const nghttp = ensureDebianPackage('nghttp', 'nghttp2-client');
+  if (nghttp.skip) return t.skip(nghttp.skip);
+  const page = 'x'.repeat(1000);
+  const site = await startTlsPipeline({ config: { enableHTTP2: true, enableLogging: true }, files: { 'page.html': page } });
+  t.after(() => site.stop());
+  const frames = async (headers, method = 'GET') => {
+    const args = ['-nv', '-H', 'accept-encoding: identity', ...(method === 'HEAD' ? ['-H', ':method: HEAD'] : []), ...headers.flatMap((h) => ['-H', h]), `${site.httpsUrl}/page.html`];
+    const { stdout } = await execFileAsync(nghttp.path, args, { timeout: 10000 });
+    const received = [...stdout.matchAll(/recv (HEADERS|DATA) frame <length=(\d+), flags=0x([0-9a-f]+), stream_id=13>/g)];
+    const etag = /recv \(stream_id=13\) etag: (.+)/.exec(stdout);
+    const status = /recv \(stream_id=13\) :status: (\d+)/.exec(stdout);
+    return { status: status && status[1], etag: etag && etag[1].trim(), frames: received.map(([, type, length, flags]) => ({ type, length: Number(length), endStream: (parseInt(flags, 16) & 1) === 1 })) };
+  };
+  const ok = await frames([]);
+  assert.equal(ok.status, '200');
+  assert.deepEqual(ok.frames, [{ type: 'HEADERS', length: ok.frames[0].length, endStream: false }, { type: 'DATA', length: 1000, endStream: true }], 'the body in one DATA frame with END_STREAM, nothing after it');
+  const notModified = await frames([`if-none-match: ${ok.etag}`]);
+  assert.equal(notModified.status, '304');
+  assert.deepEqual(notModified.frames.map((f) => [f.type, f.endStream]), [['HEADERS', true]], 'a 304 is its HEADERS frame, ending the stream');
+  const head = await frames([], 'HEAD');
+  assert.equal(head.status, '200');
+  assert.deepEqual(head.frames.map((f) => [f.type, f.endStream]), [['HEADERS', true]]);
+  await site.waitForLog(/"GET \/page\.html HTTP\/2\.0" 200 1000 /, 'stdout');
+  await site.waitForLog(/"GET \/page\.html HTTP\/2\.0" 304 /, 'stdout');
+  await site.waitForLog(/"HEAD \/page\.html HTTP\/2\.0" 200 /, 'stdout');
 });
 
 test('no cleartext HTTP/2 (h2c) on the plain port', async () => {

@@ -39,7 +39,7 @@ const { makeETag, evaluatePreconditions, ifRangeMatches, parseRange } = require(
 const { FileCache, sameFile, readWhole } = require('./file-cache');
 const { createCompression } = require('./compression');
 const { errorStatus } = require('../path-policy');
-const { isHttp2, endInSlices, SLICE_BYTES } = require('./http2-body');
+const { isHttp2, answerHttp2, SLICE_BYTES } = require('./http2-body');
 
 const SIBLING_RECHECK_MS = 1000; // a missing .br/.gz is looked for again at most once a second
 // Bytes read from a file per chunk of a streamed body. Node's default, 64 KiB, cost a
@@ -308,6 +308,7 @@ function answer(r, req, res, entry, rep, opened) {
   const pre = evaluatePreconditions(req, rep);
   if (pre !== 0) {
     if (pre === 412) r.sendError(req, res, 412);
+    else if (isHttp2(res)) answerHttp2(res, 304, rep.notModified);
     else res.writeHead(304, rep.notModified).end();
     return finish(opened);
   }
@@ -339,10 +340,10 @@ function statusAndHeaders(rep, range) {
 
 function sendBuffer(res, rep, range, data) {
   const [status, headers] = statusAndHeaders(rep, range);
-  res.writeHead(status, headers);
   const body = range === null ? data : data.subarray(range.start, range.end + 1);
-  if (isHttp2(res)) endInSlices(res, body); // http2-body.js: what a cancel may leave counted
-  else res.end(body);
+  if (isHttp2(res)) return answerHttp2(res, status, headers, body); // http2-body.js: one go or slices
+  res.writeHead(status, headers);
+  return res.end(body);
 }
 
 // 4. The body: from memory when the representation is (or can be) held there, else streamed.
