@@ -362,3 +362,20 @@ test('CPU per request: the HTTPS / HTTP/2 node ceiling runs on svr\'s certificat
   assert.deepEqual(names(answers['node-ceiling'].h1), names(answers.svr.h1), 'the same header names over HTTPS');
   assert.deepEqual(names(answers['node-ceiling'].h2), names(answers.svr.h2), 'the same header names over HTTP/2');
 });
+
+// h2load now and then runs on past its -D duration for ever: the bench kills it and goes on.
+test('an h2load that outlasts its duration is killed and reported as a failed run', { timeout: 20000 }, async (t) => {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const { runH2load } = require('../../scripts/bench/h2load');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-h2load-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const stuck = path.join(dir, 'h2load');
+  fs.writeFileSync(stuck, '#!/bin/sh\necho $$ > "$(dirname "$0")/pid"\nexec sleep 60\n', { mode: 0o755 });
+  const started = Date.now();
+  const run = await runH2load({ h2load: stuck, url: 'https://127.0.0.1:1/', headers: {}, seconds: 0.2, threads: 1, connections: 1, graceMs: 300 });
+  assert.match(run.failure, /past its 0\.2 s and was killed/);
+  assert.ok(Date.now() - started < 5000, 'not waited out');
+  const pid = Number(fs.readFileSync(path.join(dir, 'pid'), 'utf8'));
+  assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, 'the stuck h2load is gone');
+});
