@@ -1,19 +1,18 @@
 'use strict';
 // One access-log line per request on stdout, in combined log format (plus the response
-// time in seconds, as nginx's $request_time) or as JSON. Each line is encoded straight into one
-// buffer that is written once per turn of the event loop (or when it fills) instead of one write
-// syscall per request; flush() writes what is left synchronously, so a graceful stop loses nothing.
+// time in seconds, as nginx's $request_time) or as JSON. The lines of one turn of the event loop are
+// joined into one string (appending costs no copy), encoded once and written in one write syscall
+// at the end of the turn (or as soon as the batch is 64 K characters long); flush() writes what is
+// left synchronously, so a graceful stop loses nothing.
 // What changes once a second (the timestamp) is formatted once a second.
 
 const fs = require('node:fs');
 const { switchLogFile } = require('./log-file');
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-const BUFFER_SIZE = 64 * 1024;
-const NEWLINE = 0x0a;
+const BATCH_CHARS = 64 * 1024; // a batch this long is written at once, not at the end of the turn
 
-let pending = Buffer.allocUnsafeSlow(BUFFER_SIZE); // the lines not yet written, UTF-8, from 0 to used
-let used = 0;
+let pending = ''; // the lines not yet written, joined: V8 keeps the pieces until the write flattens them
 let flushScheduled = false;
 let file = null; // a LogFile when the config has accessLog, else stdout
 
@@ -30,21 +29,21 @@ function reopen() {
 
 function flush() {
   flushScheduled = false;
-  if (used === 0) return;
-  const data = pending.subarray(0, used);
-  used = 0;
+  if (pending.length === 0) return;
+  const data = Buffer.from(pending);
+  pending = '';
   writeOut(data);
 }
 
-// Writes data synchronously (the buffer is reused at once), except on a full non-blocking stdout.
+// Writes data synchronously, except on a full non-blocking stdout.
 function writeOut(data) {
   if (file) return file.write(data);
   while (data.length > 0) {
     try {
       data = data.subarray(fs.writeSync(1, data)); // a pipe may take only part of it
     } catch (error) {
-      // A full non-blocking stdout (a journald socket, say): let the stream queue a copy of the rest.
-      if (error.code === 'EAGAIN') process.stdout.write(Buffer.from(data));
+      // A full non-blocking stdout (a journald socket, say): let the stream queue the rest.
+      if (error.code === 'EAGAIN') process.stdout.write(data);
       // Anything else (EPIPE: nobody reads stdout any more) loses the log, not the server.
       return;
     }
@@ -52,14 +51,9 @@ function writeOut(data) {
 }
 
 function append(line) {
-  // UTF-8 takes at most 3 bytes per UTF-16 unit: flush first unless the line surely fits.
-  if (used + line.length * 3 + 1 > BUFFER_SIZE) {
-    flush();
-    if (line.length * 3 + 1 > BUFFER_SIZE) return writeOut(Buffer.from(line + '\n')); // a giant line alone
-  }
-  used += pending.write(line, used);
-  pending[used++] = NEWLINE;
-  if (!flushScheduled) {
+  pending += line + '\n';
+  if (pending.length >= BATCH_CHARS) flush();
+  else if (!flushScheduled) {
     flushScheduled = true;
     setImmediate(flush);
   }
@@ -181,23 +175,35 @@ function jsonOrNull(text) {
   return text === null ? 'null' : jsonString(text);
 }
 
-// Returns a function to call at the start of every request, or null when logging is off.
+// The line for one finished request: (req, res, startedAt, remote), where startedAt is the
+// process.uptime() of its start and remote the peer's address read then (by 'close' an HTTP/2
+// stream, and a destroyed socket, no longer knows its peer). null when logging is off.
+// process.uptime(): seconds on the monotonic clock (hrtime's) as a plain number, no BigInt per
+// request; unlike the global `performance` it loads nothing (perf_hooks) into the worker.
 // write(line): where lines go; stdout, batched, unless a caller (the in-process test harness) says otherwise.
-function createAccessLog(config, { write = append } = {}) {
+function createLineWriter(config, { write = append } = {}) {
   if (!config.enableLogging) return null;
   const format = config.logFormat === 'json' ? jsonLine : combinedLine;
-  return function logRequest(req, res) {
-    const startedAt = performance.now(); // monotonic, as hrtime, without a BigInt per request
-    // Read now: by 'close' an HTTP/2 stream (and a destroyed socket) no longer knows its peer.
-    const remote = clientAddress(req);
+  return function logLine(req, res, startedAt, remote) {
+    if (req.svr?.internal) return; // the health and metrics paths (pipeline/health-metrics.js)
     // The client address the pipeline resolved (behind a proxy: enableIPSpoofing, trustedProxies);
     // the peer for a request no pipeline saw.
-    res.on('close', () => { // 'close' comes once; on() spares the once-wrapper and its removal
-      if (req.svr?.internal) return; // the health and metrics paths (pipeline/health-metrics.js)
-      const client = req.svr === undefined ? remote : shownAddress(req.svr.clientAddress);
-      write(format(req, res, client, (performance.now() - startedAt) / 1000, Date.now()));
-    });
+    const client = req.svr === undefined ? remote : shownAddress(req.svr.clientAddress);
+    write(format(req, res, client, process.uptime() - startedAt, Date.now()));
   };
 }
 
-module.exports = { createAccessLog, flush, useFile, reopen, combinedLine, jsonLine };
+// The same as one function to call at the start of every request, which logs the request when its
+// response closes; null when logging is off. (The worker calls createLineWriter itself, from the
+// one 'close' listener it has on every response anyway.)
+function createAccessLog(config, options) {
+  const logLine = createLineWriter(config, options);
+  if (logLine === null) return null;
+  return function logRequest(req, res) {
+    const startedAt = process.uptime();
+    const remote = clientAddress(req);
+    res.on('close', () => logLine(req, res, startedAt, remote)); // 'close' comes once
+  };
+}
+
+module.exports = { createAccessLog, createLineWriter, peerAddress: clientAddress, flush, useFile, reopen, combinedLine, jsonLine };

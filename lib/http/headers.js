@@ -13,10 +13,16 @@ const BARE_501 = 'HTTP/1.1 501 Not Implemented\r\nContent-Length: 0\r\nConnectio
 // there (a cache must key on all of them).
 function appendVary(res, name) {
   const current = res.getHeader('vary');
-  if (current === undefined) return res.setHeader('Vary', name);
+  const value = varyWith(current, name);
+  if (value !== current) res.setHeader('Vary', value);
+}
+
+// A Vary value (undefined: none yet) with `name` in it.
+function varyWith(current, name) {
+  if (current === undefined) return name;
   const text = String(current);
   const listed = text.split(',').map((token) => token.trim().toLowerCase());
-  if (!listed.includes(name.toLowerCase()) && !listed.includes('*')) res.setHeader('Vary', `${text}, ${name}`);
+  return listed.includes(name.toLowerCase()) || listed.includes('*') ? current : `${text}, ${name}`;
 }
 
 // res.writeHead with an upstream's status, reason phrase and headers. HTTP/2 has no reason phrase:
@@ -34,4 +40,4 @@ function mediaType(contentType) {
   return (semi === -1 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
 }
 
-module.exports = { BARE_501, ALLOW, ALLOW_WITH_POST, appendVary, mediaType, writeHeadFrom };
+module.exports = { BARE_501, ALLOW, ALLOW_WITH_POST, appendVary, varyWith, mediaType, writeHeadFrom };

@@ -41,10 +41,33 @@ function refuse(status, reason) {
   return { ok: false, status, reason };
 }
 
+// A path that needs no decoding and no normalising: "/" or "/"-separated segments of characters
+// that are never encoded, no segment empty or starting with "." (so no "." or ".." either), at
+// most one trailing "/". Most requests are like this; the full walk gives the same answer.
+const CLEAN_PATH = /^(?:\/[A-Za-z0-9_~!$&'()*+,;=:@-][A-Za-z0-9_~!$&'()*+,;=:@.-]*)*\/?$/;
+// What may follow "?" without a closer look: printable ASCII but "#" (a fragment is cut off).
+const CLEAN_QUERY = /^[\x21\x22\x24-\x7e]*$/;
+
+// The clean case's result, or null when the target needs the full walk.
+function cleanTarget(target) {
+  const q = target.indexOf('?');
+  const rawPath = q === -1 ? target : target.slice(0, q);
+  if (rawPath.length === 0 || !CLEAN_PATH.test(rawPath)) return null;
+  const search = q === -1 ? '' : target.slice(q);
+  if (search.length > 1 && !CLEAN_QUERY.test(search)) return null;
+  return { ok: true, pathname: rawPath, href: rawPath, search, changed: false };
+}
+
 // target: origin-form request target ("/a/b?x=1"). Returns
 // { ok: true, pathname, href, search, changed } or { ok: false, status, reason }.
 function sanitizeTarget(target) {
   if (typeof target !== 'string' || target.length === 0) return refuse(400, 'empty request target');
+  const clean = cleanTarget(target);
+  return clean !== null ? clean : walkTarget(target);
+}
+
+// The full walk: every character checked, the path split, decoded and normalised.
+function walkTarget(target) {
   for (let i = 0; i < target.length; i++) {
     const c = target.charCodeAt(i);
     if (c < 0x21 || c > 0x7e) return refuse(400, 'invalid character in the request target');
@@ -102,4 +125,4 @@ function normaliseSegments(rawSegments) {
   return { ok: true, stack, trailing, changed };
 }
 
-module.exports = { sanitizeTarget, originForm, splitTarget, encodePath, encodeSegment };
+module.exports = { sanitizeTarget, walkTarget, originForm, splitTarget, encodePath, encodeSegment };

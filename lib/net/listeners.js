@@ -4,6 +4,7 @@
 
 const http = require('node:http');
 const { createSecureServer } = require('./tls-context');
+const { SvrResponse } = require('../http/response');
 const { requireProxyProtocol } = require('./proxy-protocol');
 const { compileTrustedProxies } = require('../http/trusted-proxies');
 const log = require('../log');
@@ -19,8 +20,12 @@ const { maxConnections, limitConnections } = require('./connection-limit');
 // apt pipelines 10 deep by default (Acquire::http::Pipeline-Depth): they all run at once.
 const MAX_PIPELINED_RUNNING = 16;
 
+// SvrResponse (http/response.js) for HTTP/1 responses, over TLS too (Http1ServerResponse: the
+// HTTP/2 server's HTTP/1 side).
 function serverOptions(config) {
   return {
+    ServerResponse: SvrResponse,
+    Http1ServerResponse: SvrResponse,
     keepAliveTimeout: config.keepAliveTimeout,
     headersTimeout: config.headersTimeout,
     requestTimeout: config.requestTimeout,

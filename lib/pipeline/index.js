@@ -238,7 +238,11 @@ function applyEnvironment(config) {
 function withRecord(run, counters) {
   return function handle(req, res) {
     if (counters !== null) counters.count(req, res);
-    req.svr = { originalUrl: req.url, bodyBytes: undefined, user: null, clientAddress: req.socket.remoteAddress, internal: false, rateLimit: undefined, cache: undefined };
+    // Every field the stages set is here from the start: one object shape for every request.
+    req.svr = {
+      originalUrl: req.url, bodyBytes: undefined, user: null, clientAddress: req.socket.remoteAddress, internal: false,
+      rateLimit: undefined, cache: undefined, cleanHref: undefined, cleanSearch: undefined, pathname: undefined, url: undefined, rewritten: false,
+    };
     run(req, res);
   };
 }

@@ -65,6 +65,30 @@ function lstatBeneath(root, rel) {
   }
 }
 
+// path.basename(file) === SCRIPT_NAME, for a path without a trailing '/'.
+function isScriptName(file) {
+  return file.endsWith(SCRIPT_NAME) && (file.length === SCRIPT_NAME.length || file[file.length - SCRIPT_NAME.length - 1] === '/');
+}
+
+// false when no segment of rel can start with '.' (the exact test splits; this only scans).
+function mayHaveDotSegment(rel) {
+  return rel[0] === '.' || rel.includes('/.') || rel.includes('\\');
+}
+
+// The path without its leading and trailing slashes ('/a/b/' -> 'a/b').
+function trimSlashes(pathname) {
+  let start = 0;
+  let end = pathname.length;
+  while (start < end && pathname.charCodeAt(start) === 0x2f) start++;
+  while (end > start && pathname.charCodeAt(end - 1) === 0x2f) end--;
+  return start === 0 && end === pathname.length ? pathname : pathname.slice(start, end);
+}
+
+// path.join(root, rel); a rel with nothing to normalise (no '.' segment, no '//') is appended as it is.
+function joinBelow(rootPrefix, root, rel) {
+  return mayHaveDotSegment(rel) || rel.includes('//') ? path.join(root, rel) : rootPrefix + rel;
+}
+
 function createPathPolicy(site) {
   const root = site.root;
   const rootPrefix = root === '/' ? '/' : root + path.sep;
@@ -78,7 +102,7 @@ function createPathPolicy(site) {
   const protectedPrefixes = protectedPaths.map((p) => p + path.sep);
 
   function isProtected(real) {
-    if (path.basename(real) === SCRIPT_NAME) return true;
+    if (isScriptName(real)) return true;
     for (let i = 0; i < protectedPaths.length; i++) {
       if (real === protectedPaths[i] || real.startsWith(protectedPrefixes[i])) return true;
     }
@@ -88,6 +112,7 @@ function createPathPolicy(site) {
   // rel: relative path (no leading '/'); true when a segment starts with '.' (but .well-known first)
   function hasDotSegment(rel) {
     if (allowDotfiles || rel === '') return false;
+    if (!mayHaveDotSegment(rel)) return false; // most paths: two scans, no split
     const segs = rel.split(/[/\\]/);
     for (let i = 0; i < segs.length; i++) {
       const s = segs[i];
@@ -128,9 +153,9 @@ function createPathPolicy(site) {
 
   // pathname: the decoded, normalised URL path.
   function resolve(pathname) {
-    const lexicalRel = pathname.replace(/^\/+|\/+$/g, '');
-    if (hasDotSegment(lexicalRel) || path.basename(lexicalRel) === SCRIPT_NAME) return { status: 404 };
-    const lexical = lexicalRel === '' ? root : path.join(root, lexicalRel);
+    const lexicalRel = trimSlashes(pathname);
+    if (hasDotSegment(lexicalRel) || isScriptName(lexicalRel)) return { status: 404 };
+    const lexical = lexicalRel === '' ? root : joinBelow(rootPrefix, root, lexicalRel);
     return followSymlinks ? followingSymlinks(lexical) : withoutSymlinks(lexicalRel, lexical);
   }
 

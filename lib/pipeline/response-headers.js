@@ -7,11 +7,15 @@
 //                  (null when there are none).
 
 const { fillPath, firstMatch } = require('./site');
+const { deferHeaders } = require('../http/response');
 
+// On svr's HTTP/1 responses the fixed headers wait until the headers are read or written
+// (http/response.js: the static stage folds them into its own header object); elsewhere they
+// are set at once.
 function createServerHeadersStage(site) {
   const fixed = site.headers.fixed;
   return function serverHeaders(req, res, next) {
-    for (let i = 0; i < fixed.length; i++) res.setHeader(fixed[i][0], fixed[i][1]);
+    if (!deferHeaders(res, fixed)) for (let i = 0; i < fixed.length; i++) res.setHeader(fixed[i][0], fixed[i][1]);
     next();
   };
 }

@@ -17,7 +17,7 @@ function createSanitizeStage(site) {
     const url = req.url || '';
     if (url.length > maxURLLength) return sendError(req, res, 414);
     if (url === '*') return answerAsterisk(req, res, sendError);
-    const target = originForm(url);
+    const target = url[0] === '/' ? url : originForm(url); // origin form is the usual case
     const result = sanitizeTarget(target);
     if (!result.ok) return sendError(req, res, result.status);
     if (keepDoubleSlashes && result.changed) keepSlashes(result, target);

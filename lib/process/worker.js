@@ -124,7 +124,7 @@ class Worker {
     }
     if (this.pipeline) this.pipeline.close();
     this.pipeline = pipeline;
-    this.logRequest = accessLog.createAccessLog(config);
+    this.logLine = accessLog.createLineWriter(config);
   }
 
   // CONNECT, on any listener, enters the site's stage list (pipeline/connect.js decides): over
@@ -139,7 +139,6 @@ class Worker {
   // redirect). Here: the access log, metrics, socket bookkeeping, Connection: close while draining.
   onRequest(req, res, handle) {
     this.served++;
-    if (this.logRequest) this.logRequest(req, res);
     if (this.metrics) this.metrics.observe(req, res);
     // Sockets are tracked as accepted; over TLS req.socket is the TLS socket wrapping it.
     const state = this.sockets.get(acceptedSocket(req.socket));
@@ -149,11 +148,27 @@ class Worker {
       if (req.httpVersionMajor >= 2) state.h2 = true;
       // Balancing sheds only a connection with no other request on it (pipelined ones would be cut).
       else if (this.toShed > 0 && state.active === 1 && this.mayShed()) res.setHeader('Connection', 'close');
-      res.on('close', () => { state.active--; state.idleSince = Date.now(); }); // comes once
     }
+    this.watchClose(req, res, state);
     // HTTP/2 has no Connection header: its sessions are sent a GOAWAY when the drain starts.
     if (this.draining && !res.headersSent && req.httpVersionMajor < 2) res.setHeader('Connection', 'close');
     handle(req, res);
+  }
+
+  // One 'close' listener per response, for both what ends with it: the socket's count of
+  // requests in flight (state: undefined for a socket not tracked) and the access log's line.
+  watchClose(req, res, state) {
+    const logLine = this.logLine;
+    if (state === undefined && logLine === null) return;
+    const startedAt = logLine === null ? 0 : process.uptime(); // the access log's clock (access-log.js)
+    const remote = logLine === null ? undefined : accessLog.peerAddress(req);
+    res.on('close', () => { // 'close' comes once; on() spares the once-wrapper and its removal
+      if (state !== undefined) {
+        state.active--;
+        state.idleSince = Date.now();
+      }
+      if (logLine !== null) logLine(req, res, startedAt, remote);
+    });
   }
 
   // The HTTP/1 connections that carried a request within the last windowMs (the primary's

@@ -5,7 +5,7 @@
 const fs = require('fs');
 const path = require('path');
 const { chartBars, renderChart } = require('./chart');
-const { resultsTable, ratiosTable, blogTable, processTable, labelsList, cpuSection } = require('./report');
+const { resultsTable, ratiosTable, blogTable, processTable, idleRssNote, labelsList, cpuSection } = require('./report');
 
 const START_MARKER = '<!-- bench:latest:start (written by npm run bench; edits between the markers are overwritten) -->';
 const END_MARKER = '<!-- bench:latest:end -->';
@@ -57,6 +57,7 @@ function renderMarkdown(results, svgName = 'performance.svg') {
   if (results.blog && results.blog.length) parts.push("The SVR.JS blog workload (NODE_CLUSTER_SCHED_POLICY per column; svr's default is none (schedulingPolicy), Node's rr, which PM2 and SVR.JS run under):", '', blogTable(results.blog), '');
   if (results.scenarioLabels && Object.keys(results.scenarioLabels).length) parts.push('What some scenarios compare:', '', labelsList(results.scenarioLabels), '');
   parts.push('Every cell:', '', resultsTable(results.cells), '', 'Processes (RSS per serving process):', '', processTable(results.instances));
+  for (const line of idleRssNote(results.instances)) parts.push('', line);
   return parts.join('\n');
 }
 

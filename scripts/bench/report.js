@@ -165,6 +165,30 @@ function processTable(instances) {
   return markdownTable(['server', 'site', 'first 200 OK (ms from spawn)', 'worker RSS idle (MiB)', 'worker RSS after load (MiB)'], rows);
 }
 
+// svr's worker memory over the node ceiling's, both idle on the static site, the largest worker
+// of each (the target is at most 5 MiB over): { svrKiB, ceilingKiB, overKiB }, or null when
+// either was not measured.
+function idleRssOverCeiling(instances) {
+  const largestIdle = (name) => {
+    const record = instances.find((instance) => instance.server === name && instance.site === 'static');
+    const kib = record && record.rssIdle ? record.rssIdle.perProcessKiB : [];
+    return kib.length ? Math.max(...kib) : null;
+  };
+  const svrKiB = largestIdle('svr');
+  const ceilingKiB = largestIdle('node-ceiling');
+  if (svrKiB === null || ceilingKiB === null) return null;
+  return { svrKiB, ceilingKiB, overKiB: svrKiB - ceilingKiB };
+}
+
+// The line under the process table that says it: [line], or [] when either was not measured.
+function idleRssNote(instances) {
+  const over = idleRssOverCeiling(instances);
+  if (over === null) return [];
+  const sign = over.overKiB < 0 ? '−' : '+';
+  return [`Worker RSS idle, svr over the node ceiling (the largest worker of each, static site): ` +
+    `${sign}${mib(Math.abs(over.overKiB))} MiB (svr ${mib(over.svrKiB)}, node ceiling ${mib(over.ceilingKiB)}; target ≤ +5 MiB).`];
+}
+
 function ratioText(value) {
   return value === null || value === undefined ? '–' : `${formatNumber(value, 2)}×`;
 }
@@ -242,10 +266,11 @@ function formatReport(results) {
     '',
     processTable(results.instances),
     '',
+    ...idleRssNote(results.instances).flatMap((line) => [line, '']),
   ].join('\n');
 }
 
 module.exports = {
   median, summariseRuns, computeRatios, computeBlogRatios, formatReport,
-  markdownTable, resultsTable, ratiosTable, blogTable, processTable, labelsList, formatNumber, ratioText, cpuTable, cpuSection,
+  markdownTable, resultsTable, ratiosTable, blogTable, processTable, idleRssOverCeiling, idleRssNote, labelsList, formatNumber, ratioText, cpuTable, cpuSection,
 };

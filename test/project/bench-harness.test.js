@@ -379,3 +379,23 @@ test('an h2load that outlasts its duration is killed and reported as a failed ru
   const pid = Number(fs.readFileSync(path.join(dir, 'pid'), 'utf8'));
   assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, 'the stuck h2load is gone');
 });
+
+test('the report says how far svr\'s largest idle worker is over the node ceiling\'s, on the static site', () => {
+  const { idleRssOverCeiling, idleRssNote, formatReport } = require('../../scripts/bench/report');
+  const record = (server, site, perProcessKiB) => ({ server, site, rssIdle: { processes: perProcessKiB.length, perProcessKiB, primaryKiB: 1 } });
+  const instances = [
+    record('node-ceiling', 'static', [52224, 51712]),
+    record('svr', 'static', [53248, 56320]),
+    record('svr', 'cpu', [90000, 90000]), // another site: not compared
+  ];
+  assert.deepEqual(idleRssOverCeiling(instances), { svrKiB: 56320, ceilingKiB: 52224, overKiB: 4096 });
+  assert.deepEqual(idleRssNote(instances), ['Worker RSS idle, svr over the node ceiling (the largest worker of each, static site): +4.0 MiB (svr 55.0, node ceiling 51.0; target ≤ +5 MiB).']);
+  assert.match(idleRssNote([record('node-ceiling', 'static', [52224]), record('svr', 'static', [51200])])[0], /: −1\.0 MiB/);
+  assert.equal(idleRssOverCeiling(instances.slice(1)), null);
+  assert.deepEqual(idleRssNote(instances.slice(1)), []);
+  const { renderMarkdown } = require('../../scripts/bench/docs');
+  const options = { runs: 1, duration: 1, warmup: 0, threads: 1, connections: 1 };
+  const results = { meta: { date: 'd', machine: { cpuModel: 'c', nproc: 2 }, options, workers: 2 }, cells: [], ratios: [], instances };
+  assert.match(formatReport(results), /svr over the node ceiling .*: \+4\.0 MiB/);
+  assert.match(renderMarkdown(results), /svr over the node ceiling .*: \+4\.0 MiB/);
+});

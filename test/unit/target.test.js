@@ -3,12 +3,28 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { sanitizeTarget, originForm, splitTarget, encodePath, encodeSegment } = require('../../lib/http/target');
+const { sanitizeTarget, walkTarget, originForm, splitTarget, encodePath, encodeSegment } = require('../../lib/http/target');
 
 test('sanitizeTarget keeps a clean target as it was sent', () => {
   assert.deepEqual(sanitizeTarget('/sub/%61.txt?x=1'), { ok: true, pathname: '/sub/a.txt', href: '/sub/%61.txt', search: '?x=1', changed: false });
   assert.deepEqual(sanitizeTarget('/'), { ok: true, pathname: '/', href: '/', search: '', changed: false });
   assert.deepEqual(sanitizeTarget('/dir/'), { ok: true, pathname: '/dir/', href: '/dir/', search: '', changed: false });
+});
+
+// The clean-path shortcut must answer exactly as the full walk does, for every target.
+test('sanitizeTarget answers as the full walk for any target, clean or not', () => {
+  const alphabet = ['/', 'a', 'Z', '0', '.', '..', '-', '_', '~', '%2e', '%2F', '%00', '%', '%zz', '\\', '?', '#', ' ', '\x7f', 'é', "'", '(', '*', ':', '@', ';', '=', '&', '//'];
+  let seed = 29;
+  const random = (n) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+  for (let i = 0; i < 20000; i++) {
+    let target = random(5) === 0 ? '' : '/';
+    for (let j = random(10); j > 0; j--) target += alphabet[random(alphabet.length)];
+    if (target === '') continue;
+    assert.deepEqual(sanitizeTarget(target), walkTarget(target), JSON.stringify(target));
+  }
+  for (const target of ['/', '/a', '/a/', '/a.b/c-d_e~f', "/x/!$&'()*+,;=:@", '/a?b=c&d', '/a?', '/.well-known/x', '/a/.b', '/a/b.']) {
+    assert.deepEqual(sanitizeTarget(target), walkTarget(target), target);
+  }
 });
 
 test('sanitizeTarget normalises //, ., .., %2f and backslashes, and says it changed', () => {

@@ -57,7 +57,8 @@ function createScriptingStage(site) {
     ({ mods, notes } = loadMods(modsDirectory(config), {
       required: typeof config.modsDirectory === 'string',
       stateDirectory: stateDirectory(config),
-      svrjsDirectories: svrjsDirectories({ configFile: site.configFile, config, root: site.root }),
+      // Asked only for a legacy archive: telling an SVR.JS config needs the whole schema.
+      svrjsDirectories: () => svrjsDirectories({ configFile: site.configFile, config, root: site.root }),
     }));
     // Usually empty here: the process that read the mods' config keys at start met them first.
     for (const line of notes.infos) log.info(line);

@@ -25,8 +25,7 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
-const vm = require('node:vm');
-const { createRequire } = require('node:module');
+// node:vm and node:module are required once there is a script: a site without one does without.
 const { hostMatches } = require('../../http/host');
 
 const SCRIPT_NAME = 'serverSideScript.js';
@@ -76,6 +75,7 @@ function compileServerSideScript(file, { dirname = path.dirname(file), fallbackD
   const factory = compileScriptFactory(file);
   if (factory === null) return null;
   const filename = path.join(dirname, SCRIPT_NAME);
+  const { createRequire } = require('node:module');
   const scriptRequire = layeredRequire(createRequire(filename), createRequire(path.join(fallbackDir, SCRIPT_NAME)));
   const module = { exports: {}, filename, id: filename, require: scriptRequire };
   try {
@@ -103,7 +103,7 @@ function compileScriptFactory(file) {
   }
   text = text.replace(/^\uFEFF/, '').replace(/^#!.*/, '');
   try {
-    return vm.compileFunction(PRELUDE + text + EPILOGUE, MODULE_PARAMS, { filename: file, lineOffset: -2 });
+    return require('node:vm').compileFunction(PRELUDE + text + EPILOGUE, MODULE_PARAMS, { filename: file, lineOffset: -2 });
   } catch (error) {
     throw new ScriptLoadError(file, describeSyntaxError(error, file, text), error);
   }

@@ -235,7 +235,8 @@ function checkValidators(mod, validators) {
 
 // Loads every mod of `dir` in name order: { mods, ignored, notes: { infos, warnings } }. Throws a
 // ModLoadError for the first one that fails. options: { required, stateDirectory, svrjsDirectories }
-// (svrjsDirectories: where SVR.JS kept the legacy mods' settings files, legacy-config-files.js).
+// (svrjsDirectories: where SVR.JS kept the legacy mods' settings files, legacy-config-files.js;
+// [dir], or a function returning them, called only when a legacy archive is among the mods).
 function loadMods(dir, options = {}) {
   const { mods, ignored } = listMods(dir, options);
   const { notes, load } = legacySettings(mods, options);
@@ -269,7 +270,8 @@ function legacySettings(mods, options) {
   const state = options.stateDirectory;
   const watched = Boolean(state) && mods.some((mod) => mod.archive);
   if (watched) {
-    const adopted = adoptSvrjsConfigFiles(state, options.svrjsDirectories || []);
+    const dirs = typeof options.svrjsDirectories === 'function' ? options.svrjsDirectories() : options.svrjsDirectories;
+    const adopted = adoptSvrjsConfigFiles(state, dirs || []);
     notes.infos.push(...adopted.infos);
     notes.warnings.push(...adopted.warnings);
   }

@@ -13,7 +13,10 @@
 // Everything configurable is compiled here, once per worker.
 
 const { compileRegexString } = require('../../config/regex-string');
-const zlib = require('zlib');
+// zlib is required at the first compressed answer: a worker that never compresses (compression
+// off, or only images and small files asked for) does without it.
+let zlibModule = null;
+const zlib = () => zlibModule || (zlibModule = require('zlib'));
 const { mediaType } = require('../../http/headers');
 
 // Below this many bytes compression saves too little to pay for its headers and CPU (Caddy: 512).
@@ -100,24 +103,25 @@ function qValue(params) {
 }
 
 function brotliOptions(quality, size) {
-  const params = { [zlib.constants.BROTLI_PARAM_QUALITY]: quality, [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT };
-  if (size > 0) params[zlib.constants.BROTLI_PARAM_SIZE_HINT] = size;
+  const { constants } = zlib();
+  const params = { [constants.BROTLI_PARAM_QUALITY]: quality, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT };
+  if (size > 0) params[constants.BROTLI_PARAM_SIZE_HINT] = size;
   return { params };
 }
 
 function compress(buffer, coding) {
   return new Promise((resolve, reject) => {
     const done = (err, out) => (err ? reject(err) : resolve(out));
-    if (coding === 'br') zlib.brotliCompress(buffer, brotliOptions(BROTLI_QUALITY, buffer.length), done);
-    else zlib.gzip(buffer, { level: GZIP_LEVEL }, done);
+    if (coding === 'br') zlib().brotliCompress(buffer, brotliOptions(BROTLI_QUALITY, buffer.length), done);
+    else zlib().gzip(buffer, { level: GZIP_LEVEL }, done);
   });
 }
 
 function createStream(coding) {
-  if (coding !== 'br') return zlib.createGzip({ level: GZIP_LEVEL });
+  if (coding !== 'br') return zlib().createGzip({ level: GZIP_LEVEL });
   const options = brotliOptions(BROTLI_STREAM_QUALITY, 0);
-  options.params[zlib.constants.BROTLI_PARAM_LGWIN] = BROTLI_STREAM_WINDOW_BITS;
-  return zlib.createBrotliCompress(options);
+  options.params[zlib().constants.BROTLI_PARAM_LGWIN] = BROTLI_STREAM_WINDOW_BITS;
+  return zlib().createBrotliCompress(options);
 }
 
 // The caps on compressing as a file streams: per worker, at most maxStreams at once (the rest are

@@ -61,6 +61,8 @@ function evaluatePreconditions(req, validators) {
     if (!Number.isNaN(since) && mtime > since) return 412;
   }
   if (h['if-none-match'] !== undefined) {
+    // The usual revalidation sends the tag back as it got it: a match without parsing the list.
+    if (etag && h['if-none-match'] === etag) return safe ? 304 : 412;
     const list = parseTagList(h['if-none-match']);
     if (list && (list.includes('*') || weakMatch(list, etag))) return safe ? 304 : 412;
   } else if (safe && h['if-modified-since'] !== undefined) {

@@ -162,25 +162,33 @@ class FileCache {
   }
 }
 
+// The callback forms of fs, as promises: fs.promises would load its FileHandle machinery (with
+// readline and the watchers) into every worker at its first request.
+const { promisify } = require('util');
+const open = promisify(fs.open);
+const fstat = promisify(fs.fstat);
+const read = promisify(fs.read);
+const close = promisify(fs.close);
+
 // Reads a whole file through one descriptor and reports the stats of what was read. webRoot
 // (site.webRoot): open with its flags and read only a descriptor that is really at `path`.
 async function readWhole(path, webRoot) {
-  const handle = await fs.promises.open(path, webRoot ? webRoot.flags : 'r');
+  const fd = await open(path, webRoot ? webRoot.flags : 'r');
   try {
-    if (webRoot && !webRoot.isAt(handle.fd, path)) return null;
-    const before = await handle.stat();
+    if (webRoot && !webRoot.isAt(fd, path)) return null;
+    const before = await fstat(fd);
     if (!before.isFile()) return null;
     const data = Buffer.allocUnsafeSlow(before.size); // not a slice of a shared pool: kept for long
     let offset = 0;
     while (offset < data.length) {
-      const { bytesRead } = await handle.read(data, offset, data.length - offset, offset);
+      const { bytesRead } = await read(fd, data, offset, data.length - offset, offset);
       if (bytesRead === 0) return null; // shrank while we read
       offset += bytesRead;
     }
-    const stats = await handle.stat();
+    const stats = await fstat(fd);
     return { data, stats };
   } finally {
-    await handle.close();
+    await close(fd);
   }
 }
 

@@ -34,7 +34,8 @@ const fs = require('node:fs');
 const path = require('node:path');
 const stream = require('node:stream');
 const mime = require('mime-types');
-const { appendVary } = require('../../http/headers');
+const { appendVary, varyWith } = require('../../http/headers');
+const { takeDeferred } = require('../../http/response');
 const { makeETag, evaluatePreconditions, ifRangeMatches, parseRange } = require('./conditional');
 const { FileCache, sameFile, readWhole } = require('./file-cache');
 const { createCompression } = require('./compression');
@@ -65,6 +66,7 @@ function createResponder(site, { isHidden }) {
     chunks: sharedChunkBudget(site),
     isHidden,
     wrapping: htmlWrapping(site),
+    fixed: site.headers.fixed, // what the first stage leaves waiting on svr's HTTP/1 responses
   };
   return { respond: (req, res, found) => respond(r, req, res, found), cache: r.cache, compression };
 }
@@ -175,7 +177,7 @@ function fileFacts(r, entry, rel) {
     siblings: {}, // coding -> { checkedAt } when none was found
   };
   facts.identity = {
-    coding: null, etag, mtime: facts.mtime,
+    coding: null, etag, mtime: facts.mtime, vary: facts.compressible,
     headers: { ...base, 'Content-Length': stats.size },
     notModified: notModifiedHeaders(etag, base['Last-Modified']),
     file: entry.real, stats, inMemory: r.cache.fits(stats.size),
@@ -191,7 +193,7 @@ function encodedRep(facts, coding, etagTail, length) {
   delete headers['Accept-Ranges']; // ranges apply to identity only
   if (etag) headers.ETag = etag;
   if (length !== undefined) headers['Content-Length'] = length;
-  return { coding, etag, mtime: facts.mtime, headers, notModified: notModifiedHeaders(etag, facts.base['Last-Modified']) };
+  return { coding, etag, mtime: facts.mtime, vary: true, headers, notModified: notModifiedHeaders(etag, facts.base['Last-Modified']) };
 }
 
 // The page between the web root's head and foot, for the version of the file in `stats`.
@@ -203,7 +205,7 @@ function wrappedRep(r, file, stats) {
   if (etag) headers.ETag = etag;
   headers['Content-Length'] = head.length + stats.size + foot.length;
   return {
-    coding: null, etag, mtime: Math.floor(stats.mtimeMs / 1000), headers,
+    coding: null, etag, mtime: Math.floor(stats.mtimeMs / 1000), vary: false, headers,
     notModified: notModifiedHeaders(etag, lastModified),
     file, stats, inMemory: false, wrapped: r.wrapping,
   };
@@ -212,8 +214,7 @@ function wrappedRep(r, file, stats) {
 // 1. The representation this request gets; a promise while a compressed form is being made.
 function chooseRepresentation(r, req, res, entry, facts) {
   if (wraps(r, entry.real)) return wrappedRep(r, entry.real, entry.stats);
-  if (!facts.compressible) return facts.identity;
-  appendVary(res, 'Accept-Encoding');
+  if (!facts.compressible) return facts.identity; // its vary is false: no Vary: Accept-Encoding
   if (req.headers.range !== undefined && entry.stats.size > 0) return facts.identity;
   const coding = r.compression.negotiate(req.headers['accept-encoding']);
   if (coding === null) return facts.identity;
@@ -307,9 +308,15 @@ function openChecked(r, file) {
 function answer(r, req, res, entry, rep, opened) {
   const pre = evaluatePreconditions(req, rep);
   if (pre !== 0) {
-    if (pre === 412) r.sendError(req, res, 412);
-    else if (isHttp2(res)) answerHttp2(res, 304, rep.notModified);
-    else res.writeHead(304, rep.notModified).end();
+    if (pre === 412) {
+      setVary(res, rep);
+      r.sendError(req, res, 412);
+    } else if (isHttp2(res)) {
+      setVary(res, rep); // an HTTP/2 response has its fixed headers set already (http/response.js)
+      answerHttp2(res, 304, rep.notModified); // http2-body.js: HEADERS alone end the stream
+    } else {
+      writeRepHead(r, req, res, 304, rep, 'notModified').end();
+    }
     return finish(opened);
   }
   let range = null;
@@ -318,12 +325,13 @@ function answer(r, req, res, entry, rep, opened) {
       ifRangeMatches(req.headers['if-range'], rep)) {
     range = parseRange(req.headers.range, size);
     if (range !== null && range.unsatisfiable) {
+      setVary(res, rep);
       res.writeHead(416, { 'Content-Range': `bytes */${size}`, 'Content-Length': 0, 'Accept-Ranges': 'bytes' }).end();
       return finish(opened);
     }
   }
   if (req.method === 'HEAD' || size === 0) {
-    res.writeHead(200, rep.headers).end(req.method !== 'HEAD' && rep.wrapped ? Buffer.concat([rep.wrapped.head, rep.wrapped.foot]) : undefined);
+    writeRepHead(r, req, res, 200, rep, 'headers').end(req.method !== 'HEAD' && rep.wrapped ? Buffer.concat([rep.wrapped.head, rep.wrapped.foot]) : undefined);
     return finish(opened);
   }
   return sendBody(r, req, res, entry, rep, range, opened);
@@ -333,32 +341,88 @@ function finish(opened) {
   if (opened) fs.close(opened.fd, () => {});
 }
 
-function statusAndHeaders(rep, range) {
+// The status and header object of a 200 or 206 for rep (range: null, or the one range asked for).
+function bodyHead(rep, range) {
   if (range === null) return [200, rep.headers];
   return [206, { ...rep.headers, 'Content-Range': `bytes ${range.start}-${range.end}/${rep.stats.size}`, 'Content-Length': range.end - range.start + 1 }];
 }
 
-function sendBuffer(res, rep, range, data) {
-  const [status, headers] = statusAndHeaders(rep, range);
+// The head of a 200 or 206 for rep.
+function writeBodyHead(r, req, res, rep, range) {
+  if (range === null) return writeRepHead(r, req, res, 200, rep, 'headers');
+  const [status, headers] = bodyHead(rep, range);
+  return writeRepHead(r, req, res, status, rep, null, headers);
+}
+
+// The head for rep: its header object `which` ('headers', 'notModified'), or `headers` made for
+// this response. When the fixed headers still wait on the response and nothing else was set
+// (http/response.js), they go first into the object writeHead is given, with Vary after them,
+// as they would have been set: writeHead then writes the head straight from it. The object
+// for `which` is made once per representation. Such a head is not kept field by field on the
+// response (res.getHeader answers undefined afterwards, as for any head written that way), so the
+// body's length goes to req.svr.bodyBytes for the access log and the metrics.
+function writeRepHead(r, req, res, status, rep, which, headers = rep[which]) {
+  if (!takeDeferred(res, r.fixed)) {
+    setVary(res, rep);
+    return res.writeHead(status, headers);
+  }
+  const length = headers['Content-Length']; // absent for a body compressed as it streams (counted as it goes)
+  if (length !== undefined && req.svr !== undefined) req.svr.bodyBytes = length;
+  if (which === null) return res.writeHead(status, directHeaders(r.fixed, rep.vary, headers));
+  let direct = rep.direct;
+  if (direct === undefined || direct.fixed !== r.fixed) {
+    direct = { fixed: r.fixed, headers: undefined, notModified: undefined };
+    rep.direct = direct;
+  }
+  if (direct[which] === undefined) direct[which] = directHeaders(r.fixed, rep.vary, headers);
+  return res.writeHead(status, direct[which]);
+}
+
+// Vary: Accept-Encoding on a response for a compressible file, added to what is there.
+function setVary(res, rep) {
+  if (rep.vary) appendVary(res, 'Accept-Encoding');
+}
+
+// fixed, then Vary (when vary), then headers, as setHeader would have left them: a later value
+// replaces an earlier one of the same name (in any case) where the earlier one stood.
+function directHeaders(fixed, vary, headers) {
+  const byName = new Map(); // lower-case name -> [name, value]; a Map keeps the first one's place
+  const put = (name, value) => byName.set(name.toLowerCase(), [name, value]);
+  for (const [name, value] of fixed) put(name, value);
+  if (vary) {
+    const had = byName.get('vary');
+    put('Vary', varyWith(had === undefined ? undefined : had[1], 'Accept-Encoding'));
+  }
+  for (const name of Object.keys(headers)) put(name, headers[name]);
+  const out = {};
+  for (const [name, value] of byName.values()) out[name] = value;
+  return out;
+}
+
+function sendBuffer(r, req, res, rep, range, data) {
   const body = range === null ? data : data.subarray(range.start, range.end + 1);
-  if (isHttp2(res)) return answerHttp2(res, status, headers, body); // http2-body.js: one go or slices
-  res.writeHead(status, headers);
+  if (isHttp2(res)) { // http2-body.js: in one go or in slices
+    setVary(res, rep);
+    const [status, headers] = bodyHead(rep, range);
+    return answerHttp2(res, status, headers, body);
+  }
+  writeBodyHead(r, req, res, rep, range);
   return res.end(body);
 }
 
 // 4. The body: from memory when the representation is (or can be) held there, else streamed.
 function sendBody(r, req, res, entry, rep, range, opened) {
   if (rep.data !== undefined) {
-    sendBuffer(res, rep, range, rep.data);
+    sendBuffer(r, req, res, rep, range, rep.data);
     return finish(opened);
   }
   if (!opened && rep.inMemory) {
     const kept = rep.sibling ? undefined : r.cache.kept(entry);
-    if (kept !== undefined) return sendBuffer(res, rep, range, kept);
+    if (kept !== undefined) return sendBuffer(r, req, res, rep, range, kept);
     const reading = rep.sibling
       ? r.cache.siblingContent(entry, `file-${rep.coding}`, rep.file, rep.stats)
       : r.cache.content(entry);
-    return reading.then((data) => (data === null ? streamBody(r, req, res, entry, rep, range) : sendBuffer(res, rep, range, data)));
+    return reading.then((data) => (data === null ? streamBody(r, req, res, entry, rep, range) : sendBuffer(r, req, res, rep, range, data)));
   }
   return streamBody(r, req, res, entry, rep, range, opened);
 }
@@ -372,9 +436,8 @@ async function streamBody(r, req, res, entry, rep, range, opened) {
     if (!sameFile(opened.stats, rep.stats)) return respondOpened(r, req, res, entry, rep, opened);
   }
   if (gone(req, res)) return finish(opened);
-  const [status, headers] = statusAndHeaders(rep, range);
   const transform = bodyTransform(r, req, rep);
-  res.writeHead(status, headers);
+  writeBodyHead(r, req, res, rep, range);
   const start = range === null ? 0 : range.start;
   const end = range === null ? rep.stats.size - 1 : range.end; // never past what was announced
   const source = openBodyStream(r, opened.fd, start, end, isHttp2(res));

@@ -250,7 +250,7 @@ describe('a file response for a file that has not settled (unit)', () => {
     fs.writeFileSync(file, 'let a = 1;\n'.repeat(300));
     const config = { enableCompression: true, dontCompress: [], fileCacheMaxBytes: 1 << 25, fileCacheMaxFileSize: 1 << 20 };
     const { createWebRoot } = require('../../../lib/pipeline/web-root');
-    const site = { config, sendError: () => assert.fail('no error expected'), webRoot: createWebRoot(fs.realpathSync(dir)) };
+    const site = { config, headers: { fixed: [], withPath: [] }, sendError: () => assert.fail('no error expected'), webRoot: createWebRoot(fs.realpathSync(dir)) };
     const hot = createResponder(site, { isHidden: () => false });
     let compressions = 0;
     const compress = hot.compression.compress;

@@ -1,0 +1,154 @@
+'use strict';
+// lib/http/response.js: the site's fixed headers (Server, customHeaders) wait on svr's HTTP/1
+// responses, and the static stage folds them into the header object it gives writeHead, so that
+// Node writes the head straight from that object. What scripts, mods and other stages see is what
+// they saw when the headers were set first.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const http = require('node:http');
+const { startPipeline } = require('../../support/pipeline');
+const { request } = require('../../support/helpers');
+const { SvrResponse, deferHeaders, takeDeferred } = require('../../../lib/http/response');
+
+// Counts res.setHeader calls on HTTP/1 responses while fn runs (Node's writeHead merges a header
+// object through setHeader once any header was set before it).
+async function countingSetHeader(fn) {
+  const original = http.OutgoingMessage.prototype.setHeader;
+  let calls = 0;
+  http.OutgoingMessage.prototype.setHeader = function counted(...args) {
+    if (this instanceof http.ServerResponse) calls++; // not the client's own requests
+    return original.apply(this, args);
+  };
+  try {
+    await fn();
+  } finally {
+    http.OutgoingMessage.prototype.setHeader = original;
+  }
+  return calls;
+}
+
+const CUSTOM = { 'X-Frame-Options': 'DENY', vary: 'Origin', 'x-content-type-options': 'nosniff' };
+
+test('a static 200, HEAD and 304 are written from one header object: no setHeader, the same fields', async (t) => {
+  const site = await startPipeline({ config: { customHeaders: CUSTOM }, files: { 'page.html': '<p>hello</p>'.repeat(100) }, env: { SVR_FILE_CACHE_SETTLE_MS: '0' } });
+  t.after(site.stop);
+  const first = await request(`${site.url}/page.html`); // reads the file into the cache
+  let ok;
+  let head;
+  let notModified;
+  const calls = await countingSetHeader(async () => {
+    ok = await request(`${site.url}/page.html`);
+    head = await request(`${site.url}/page.html`, { method: 'HEAD' });
+    notModified = await request(`${site.url}/page.html`, { headers: { 'If-None-Match': first.headers.etag } });
+  });
+  assert.equal(calls, 0);
+  for (const res of [first, ok, head]) {
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.server, 'svr');
+    assert.equal(res.headers['x-frame-options'], 'DENY');
+    assert.equal(res.headers.vary, 'Origin, Accept-Encoding'); // the site's Vary, then the file's
+    assert.equal(res.headers['x-content-type-options'], 'nosniff');
+    assert.equal(res.headers['content-length'], String(1200));
+  }
+  assert.equal(ok.text, '<p>hello</p>'.repeat(100));
+  assert.equal(notModified.status, 304);
+  assert.equal(notModified.headers.server, 'svr');
+  assert.equal(notModified.headers['x-frame-options'], 'DENY');
+  assert.equal(notModified.headers.vary, 'Origin, Accept-Encoding');
+  assert.equal(notModified.headers.etag, first.headers.etag);
+  // The head is not kept field by field: the access log still has the body's length.
+  await site.waitForLog(/"HEAD \/page\.html HTTP\/1\.1" 200 0 /, 'stdout');
+  assert.ok(site.stdout().some((line) => / "GET \/page\.html HTTP\/1\.1" 200 1200 /.test(line)), site.stdout().join('\n'));
+});
+
+test('a header a later stage sets replaces the fixed one; an error page and a script still get them', async (t) => {
+  const site = await startPipeline({
+    config: {
+      customHeaders: { 'X-Frame-Options': 'DENY', 'X-Who': 'site' },
+      customHeadersVHost: [{ host: 'vhost.test', headers: { 'X-Who': 'vhost' } }],
+    },
+    files: {
+      'page.html': 'hi',
+      'serverSideScript.js': `
+        if (req.url === '/script') {
+          disableEndElseCallbackExecute = true;
+          const seen = [res.getHeader('server'), res.getHeader('x-frame-options')].join(',');
+          res.removeHeader('X-Frame-Options');
+          res.writeHead(200, { 'Content-Type': 'text/plain' });
+          res.end(seen);
+        }`,
+    },
+  });
+  t.after(site.stop);
+  const vhost = await request(`${site.url}/page.html`, { headers: { Host: 'vhost.test' } });
+  assert.equal(vhost.headers['x-who'], 'vhost');
+  assert.equal(vhost.headers['x-frame-options'], 'DENY');
+  const missing = await request(`${site.url}/nowhere`);
+  assert.equal(missing.status, 404);
+  assert.equal(missing.headers.server, 'svr');
+  assert.equal(missing.headers['x-who'], 'site');
+  const script = await request(`${site.url}/script`);
+  assert.equal(script.text, 'svr,DENY'); // the script saw them before it wrote anything
+  assert.equal(script.headers['x-frame-options'], undefined); // and its removal stands
+  assert.equal(script.headers.server, 'svr');
+});
+
+test('SvrResponse: waiting headers are set on the first read or write, under what was set since', async (t) => {
+  const fixed = [['Server', 'svr'], ['X-A', 'fixed']];
+  const seen = {};
+  const server = http.createServer({ ServerResponse: SvrResponse }, (req, res) => {
+    assert.equal(deferHeaders(res, fixed), true);
+    if (req.url === '/take') {
+      seen.take = takeDeferred(res, fixed);
+      return res.writeHead(200, { Server: 'svr', 'X-A': 'fixed', 'X-B': 'own' }).end();
+    }
+    if (req.url === '/set-then-take') {
+      res.setHeader('X-A', 'later');
+      seen.setThenTake = takeDeferred(res, fixed);
+      return res.end('x'); // the implicit head sets the waiting ones first
+    }
+    if (req.url === '/append') {
+      res.appendHeader('X-A', 'more');
+      return res.end('x');
+    }
+    seen.read = res.getHeader('x-a');
+    res.removeHeader('Server');
+    return res.end('x');
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => server.close());
+  const url = `http://127.0.0.1:${server.address().port}`;
+  const take = await request(`${url}/take`);
+  assert.equal(seen.take, true);
+  assert.deepEqual([take.headers.server, take.headers['x-a'], take.headers['x-b']], ['svr', 'fixed', 'own']);
+  const setThenTake = await request(`${url}/set-then-take`);
+  assert.equal(seen.setThenTake, false); // something else was set: writeHead merges as usual
+  assert.deepEqual([setThenTake.headers.server, setThenTake.headers['x-a']], ['svr', 'later']);
+  const read = await request(`${url}/read`);
+  assert.equal(seen.read, 'fixed');
+  assert.equal(read.headers.server, undefined);
+  assert.equal(read.headers['x-a'], 'fixed');
+  const appended = await request(`${url}/append`);
+  assert.equal(appended.headers['x-a'], 'fixed, more');
+  // Not an SvrResponse (HTTP/2, a response made for an upgraded socket): nothing waits.
+  assert.equal(deferHeaders({}, fixed), false);
+});
+
+test('HTTP/1.1 over TLS (beside HTTP/2) takes the same path; HTTP/2 sets the fixed headers at once', async (t) => {
+  const { startTlsPipeline, httpsRequest, h2Request } = require('../../support/tls-helpers');
+  const site = await startTlsPipeline({ config: { enableHTTP2: true, customHeaders: { 'X-Frame-Options': 'DENY' } }, files: { 'page.html': 'hi there' }, env: { SVR_FILE_CACHE_SETTLE_MS: '0' } });
+  t.after(site.stop);
+  await httpsRequest(`${site.httpsUrl}/page.html`);
+  let https;
+  const calls = await countingSetHeader(async () => { https = await httpsRequest(`${site.httpsUrl}/page.html`); });
+  assert.equal(calls, 0);
+  assert.equal(https.status, 200);
+  assert.equal(https.headers['x-frame-options'], 'DENY');
+  assert.equal(https.headers.server, 'svr');
+  const h2 = await h2Request(site.httpsUrl, '/page.html');
+  assert.equal(h2.alpn, 'h2');
+  assert.equal(h2.status, 200);
+  assert.equal(h2.headers['x-frame-options'], 'DENY');
+  assert.equal(h2.headers.server, 'svr');
+});
