@@ -142,6 +142,19 @@ test('h2: a small file is one DATA frame ending the stream, a 304 its HEADERS al
   await site.waitForLog(/"HEAD \/page\.html HTTP\/2\.0" 200 /, 'stdout');
 });
 
+// Trailers asked for before the file is answered still go out (after the body, in a HEADERS frame).
+test('h2: trailers a script adds before a static answer still follow the body', async (t) => {
+  const nghttp = ensureDebianPackage('nghttp', 'nghttp2-client');
+  if (nghttp.skip) return t.skip(nghttp.skip);
+  const script = "if (href === '/page.html') res.addTrailers({ 'x-checked': 'yes' });\n";
+  const site = await startTlsPipeline({ config: { enableHTTP2: true, useWebRootServerSideScript: true }, files: { 'page.html': 'x'.repeat(100), 'serverSideScript.js': script } });
+  t.after(() => site.stop());
+  const { stdout } = await execFileAsync(nghttp.path, ['-nv', '-H', 'accept-encoding: identity', `${site.httpsUrl}/page.html`], { timeout: 10000 });
+  assert.match(stdout, /recv \(stream_id=13\) :status: 200/);
+  assert.match(stdout, /recv DATA frame <length=100, flags=0x00, stream_id=13>/, 'the body, not ending the stream');
+  assert.match(stdout, /recv \(stream_id=13\) x-checked: yes/, 'the trailer');
+});
+
 test('no cleartext HTTP/2 (h2c) on the plain port', async () => {
   const res = await curl(['--http2-prior-knowledge', '--output', '/dev/null', '--write-out', '%{http_version}', `${server.url}/`]);
   assert.notEqual(res.stdout.toString(), '2');
