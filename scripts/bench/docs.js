@@ -6,6 +6,7 @@ const fs = require('fs');
 const path = require('path');
 const { chartBars, renderChart } = require('./chart');
 const { resultsTable, ratiosTable, blogTable, processTable, idleRssNote, labelsList, cpuSection } = require('./report');
+const { targetsSection } = require('./targets');
 
 const START_MARKER = '<!-- bench:latest:start (written by npm run bench; edits between the markers are overwritten) -->';
 const END_MARKER = '<!-- bench:latest:end -->';
@@ -46,6 +47,7 @@ function renderMarkdown(results, svgName = 'performance.svg') {
   const parts = [
     runDescription(results.meta),
     '',
+    ...targetsSection(results),
     `![svr/peer ratios of this run](${svgName})`,
     '',
     'Ratios of median requests/s, in brackets the lowest and highest ratio within one round (–: one side not measured; n/c: not comparable, a check failed or errors > 0.1%):',

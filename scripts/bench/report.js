@@ -267,6 +267,7 @@ function formatReport(results) {
     processTable(results.instances),
     '',
     ...idleRssNote(results.instances).flatMap((line) => [line, '']),
+    ...require('./targets').targetsSection(results), // targets.js requires this module
   ].join('\n');
 }
 

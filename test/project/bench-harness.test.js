@@ -399,3 +399,36 @@ test('the report says how far svr\'s largest idle worker is over the node ceilin
   assert.match(formatReport(results), /svr over the node ceiling .*: \+4\.0 MiB/);
   assert.match(renderMarkdown(results), /svr over the node ceiling .*: \+4\.0 MiB/);
 });
+
+test('the targets table says, per target, what the run measured and whether it holds', () => {
+  const { checkTargets, TARGETS } = require('../../scripts/bench/targets');
+  const { formatReport } = require('../../scripts/bench/report');
+  const { renderMarkdown } = require('../../scripts/bench/docs');
+  const record = (server, perProcessKiB) => ({ server, site: 'static', rssIdle: { processes: 2, perProcessKiB, primaryKiB: 1 } });
+  const results = {
+    meta: { date: 'd', machine: { cpuModel: 'c', nproc: 2 }, options: { runs: 1, duration: 1, warmup: 0, threads: 1, connections: 1 }, workers: 2 },
+    cells: [],
+    ratios: [{ scenario: 'h2-html-1k', ratios: { 'svr/nginx': 0.65 } }, { scenario: 'tls-html-1k', ratios: { 'svr/nginx': 0.9 } }],
+    cpuPerRequest: {
+      connections: 16, rows: [],
+      ratios: [
+        { scenario: 'html-1k', nodeVersion: '20.20.2', peers: { 'svr/nginx': 1.3, 'svr/node-ceiling': 1.29 } },
+        { scenario: 'html-1k', nodeVersion: '24.21.0', peers: { 'svr/nginx': 1.2, 'svr/node-ceiling': 1.25 } },
+      ],
+    },
+    blog: [{ scenario: 'blog-ab-c5', rps: {}, ratios: { 'svr none/bare-cluster rr': 0.98, 'svr none/pm2': 1.02, 'svr none/svrjs': null } }],
+    instances: [record('node-ceiling', [51200, 51000]), record('svr', [57344, 56000])],
+  };
+  const rows = Object.fromEntries(checkTargets(results).map((row) => [row.label, row]));
+  assert.equal(Object.keys(rows).length, TARGETS.length);
+  assert.deepEqual(rows['html-1k CPU per request ≤ 1.25× nginx'], { label: 'html-1k CPU per request ≤ 1.25× nginx', text: '1.30× (Node 20.20.2); 1.20× (Node 24.21.0)', verdict: '1 of 2' });
+  assert.equal(rows['html-1k CPU per request ≤ 1.3× the node ceiling'].verdict, 'yes');
+  assert.equal(rows['revalidate-304 CPU per request ≤ 1.25× nginx'].verdict, '–');
+  assert.equal(rows['tls-html-1k requests/s ≥ 0.85× nginx'].verdict, 'yes');
+  assert.deepEqual([rows['h2-html-1k requests/s ≥ 0.7× nginx'].text, rows['h2-html-1k requests/s ≥ 0.7× nginx'].verdict], ['0.65×', 'no']);
+  assert.equal(rows["blog, ab -c 5 (the SVR.JS blog's method): svr ≥ 0.97× the bare cluster (svr's default policy against Node's)"].verdict, 'yes');
+  assert.equal(rows['blog, ab -c 5: svr ≥ 1× SVR.JS'].text, 'not measured');
+  assert.deepEqual([rows['worker RSS idle ≤ the node ceiling + 5 MiB'].text, rows['worker RSS idle ≤ the node ceiling + 5 MiB'].verdict], ['+6.0 MiB', 'no']);
+  assert.match(formatReport(results), /\| h2-html-1k requests\/s ≥ 0\.7× nginx \| 0\.65× \| no \|/);
+  assert.match(renderMarkdown(results), /The targets, against this run:/);
+});
