@@ -5,7 +5,7 @@
 // during a run, divided by the requests answered in it: it moves far less with a neighbour's load
 // than requests/s does, because it counts the server's own work, not how much of the machine it got.
 //
-// Rows: svr, nginx and the node ceiling (node-ceiling.js for files and the proxy,
+// Rows: svr, nginx and the node ceiling (node-ceiling.js for files, HTTPS, HTTP/2 and the proxy,
 // bare-cluster.js --workload hello for the script), each Node-based one once per Node version
 // asked for (--node 20,22,24; default: the running Node).
 const fs = require('fs');
@@ -32,7 +32,8 @@ const CPU_SCENARIOS = [
   { name: 'js-100k', site: 'static', path: '/bench-100k.js', servers: ['nginx', 'node-ceiling', 'svr'], expect: (res, sizes) => res.status === 200 && res.body.length === sizes.js },
   { name: 'proxy-1k', site: 'proxy', path: '/item.json', servers: ['nginx', 'node-ceiling', 'svr'], expect: (res) => res.status === 200 && res.body.length === 1024 },
   { name: 'ssjs-hello', site: 'hello', path: '/', servers: ['node-ceiling', 'svr'], expect: (res) => res.status === 200 && res.body.toString() === HELLO_EXPECTED_BODY },
-  { name: 'h2-html-1k', site: TLS, path: '/bench-1k.html', tool: 'h2load', servers: ['nginx', 'svr'], expect: (res, sizes) => res.status === 200 && res.body.length === sizes.html && res.alpn === 'h2' },
+  { name: 'tls-html-1k', site: TLS, path: '/bench-1k.html', servers: ['nginx', 'node-ceiling', 'svr'], expect: (res, sizes) => res.status === 200 && res.body.length === sizes.html && res.tlsVersion === 'TLSv1.3' },
+  { name: 'h2-html-1k', site: TLS, path: '/bench-1k.html', tool: 'h2load', servers: ['nginx', 'node-ceiling', 'svr'], expect: (res, sizes) => res.status === 200 && res.body.length === sizes.html && res.alpn === 'h2' },
 ];
 const CPU_SCENARIO_NAMES = CPU_SCENARIOS.map((scenario) => scenario.name);
 const CPU_SERVERS = ['nginx', 'node-ceiling', 'svr'];
@@ -54,6 +55,7 @@ function commandFor({ server, site, node, port, workDir, tools, fixtures, backen
   if (server === 'node-ceiling') {
     if (site === 'hello') return { command: node, args: [path.join(__dirname, 'bare-cluster.js'), '--host', HOST, '--port', String(port), '--workers', '1', '--workload', 'hello'] };
     const target = site === 'proxy' ? ['--proxy', `http://${HOST}:${backendPort}`] : ['--root', wwwroot];
+    if (site === TLS) target.push('--cert', fixtures.certificate.cert, '--key', fixtures.certificate.key); // svr's certificate and TLS 1.3
     return { command: node, args: [path.join(__dirname, 'node-ceiling.js'), ...target, '--host', HOST, '--port', String(port), '--workers', '1'] };
   }
   const svrFile = svrEntry(options);
@@ -244,4 +246,4 @@ async function withBackend(context, measure) {
   }
 }
 
-module.exports = { measureCpuPerRequest, cpuRatios, summarise, serverVariants, cpuScenariosFor, CPU_SCENARIO_NAMES, CONNECTIONS };
+module.exports = { measureCpuPerRequest, cpuRatios, summarise, serverVariants, cpuScenariosFor, commandFor, CPU_SCENARIO_NAMES, CONNECTIONS };
