@@ -10,8 +10,10 @@ const kPipeline = Symbol('svr.pipeline');
 
 function boundPipelining(handler, maxRunning) {
   return function pipelinedRequest(req, res) {
+    // An HTTP/2 stream has no pipeline; its req.socket would be a proxy object made for the stream.
+    if (req.httpVersionMajor >= 2) return handler(req, res);
     const socket = req.socket;
-    if (req.httpVersionMajor >= 2 || !socket) return handler(req, res);
+    if (!socket) return handler(req, res);
     const state = socket[kPipeline] || track(socket);
     if (state.running < maxRunning && state.waiting.length === 0) return run(state, req, res);
     state.waiting.push([req, res]);

@@ -15,6 +15,7 @@ const { acmeSettings } = require('../acme/settings');
 const { AcmeStore, acmeDirectory } = require('../acme/store');
 const { answerAlpnChallenges } = require('./acme-alpn');
 const { rememberAccepted } = require('./accepted-socket');
+const { trackSessions, responseClass } = require('./http2-sessions');
 
 // The certificate and key in use: the configured ones; else, with ACME, the certificate the CA
 // issued once there is one; else the generated pair.
@@ -79,29 +80,14 @@ function loadTlsContext(config) {
   return options;
 }
 
-// HTTP/1.1 connection-level headers, which HTTP/2 forbids (RFC 9113 §8.2.2).
-const CONNECTION_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
-
-function ignoreConnectionHeaders(res) {
-  const setHeader = res.setHeader;
-  res.setHeader = function setHeaderH2(name, value) {
-    if (typeof name === 'string' && CONNECTION_HEADERS.has(name.toLowerCase())) return this;
-    return setHeader.call(this, name, value);
-  };
-}
-
 // Wrap the pipeline for the secure listener: HSTS, and HTTP/2 requests made to look
-// like HTTP/1.1 ones where the pipeline reads them: Host from :authority, and a
-// Connection header set by the pipeline, a mod or a script quietly left out (Node would
-// drop it too, but with a process warning on stderr).
+// like HTTP/1.1 ones where the pipeline reads them: Host from :authority (and a Connection
+// header left out: http2-sessions.js's response class).
 function secureHandler(config, handler) {
   const maxAge = Number(config.hstsMaxAge) || 0;
   const hsts = maxAge > 0 ? 'max-age=' + Math.floor(maxAge) : null;
   return function secureRequest(req, res) {
-    if (req.httpVersionMajor === 2) {
-      if (req.headers.host === undefined && req.headers[':authority'] !== undefined) req.headers.host = req.headers[':authority'];
-      ignoreConnectionHeaders(res);
-    }
+    if (req.httpVersionMajor === 2 && req.headers.host === undefined && req.headers[':authority'] !== undefined) req.headers.host = req.headers[':authority'];
     if (hsts) res.setHeader('Strict-Transport-Security', hsts);
     return handler(req, res);
   };
@@ -147,51 +133,20 @@ function createSecureServer(config, handler, serverOptions = {}, { acmeAnswers =
     if (acmeAnswers) answerAlpnChallenges(server, acmeAnswers);
     return { server, drain: () => {}, reload };
   }
+  const http2 = require('http2');
   options.allowHTTP1 = true;
   options.settings = http2Settings(config, serverOptions);
+  options.Http2ServerResponse = responseClass(http2);
   // WebSockets over HTTP/2 (RFC 8441 extended CONNECT), offered when there is a proxy to take them.
   if (Array.isArray(config.proxy) && config.proxy.length > 0) options.settings.enableConnectProtocol = true;
-  server = require('http2').createSecureServer(options, h);
+  server = http2.createSecureServer(options, h);
   rememberAccepted(server);
   if (acmeAnswers) answerAlpnChallenges(server, acmeAnswers);
-  const sessions = new Set();
-  let draining = false;
-  // A session with no open stream for keepAliveTimeout gets a GOAWAY (graceful: as nginx does
-  // with keepalive_timeout); Node's own session timeout would destroy streams in flight.
-  const idleMs = Number(config.keepAliveTimeout) || 0;
-  // http2MaxRequestsPerConnection: the stream that reaches it is served, then a graceful GOAWAY
-  // (session.close()). Node never forgets the queued bytes of a stream the client resets (up to
-  // a DATA slice each, static/http2-body.js) and ends a session whose count passes
+  // http2MaxRequestsPerConnection: Node never forgets the queued bytes of a stream the client
+  // resets (up to a DATA slice each, static/http2-body.js) and ends a session whose count passes
   // maxSessionMemory (10 MB) with INTERNAL_ERROR: a fresh session starts from zero.
-  const maxStreams = config.http2MaxRequestsPerConnection; // 0: no limit (started is never 0)
-  server.on('session', (session) => {
-    if (draining) { session.close(); return; }
-    sessions.add(session);
-    let open = 0;
-    let started = 0;
-    let timer = null;
-    const arm = () => {
-      if (!idleMs) return;
-      timer = setTimeout(() => session.close(), idleMs);
-      timer.unref();
-    };
-    session.on('stream', (stream) => {
-      open++;
-      clearTimeout(timer);
-      if (++started === maxStreams) session.close();
-      stream.once('close', () => { if (--open === 0 && !session.closed) arm(); });
-    });
-    session.once('close', () => { clearTimeout(timer); sessions.delete(session); });
-    arm();
-  });
-  return {
-    server,
-    reload,
-    drain: () => {
-      draining = true;
-      for (const session of sessions) session.close();
-    },
-  };
+  const { drain } = trackSessions(server, { idleMs: Number(config.keepAliveTimeout) || 0, maxStreams: config.http2MaxRequestsPerConnection });
+  return { server, reload, drain };
 }
 
 module.exports = {

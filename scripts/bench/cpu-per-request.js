@@ -5,7 +5,7 @@
 // during a run, divided by the requests answered in it: it moves far less with a neighbour's load
 // than requests/s does, because it counts the server's own work, not how much of the machine it got.
 //
-// Rows: svr, nginx and the node ceiling (node-ceiling.js for files and the proxy,
+// Rows: svr, nginx and the node ceiling (node-ceiling.js for files, HTTPS, HTTP/2 and the proxy,
 // bare-cluster.js --workload hello or fib for the scripts), each Node-based one once per Node version
 // asked for (--node 20,22,24; default: the running Node).
 const fs = require('fs');
@@ -36,7 +36,8 @@ const CPU_SCENARIOS = [
   { name: 'ssjs-hello', site: 'hello', path: '/', servers: ['node-ceiling', 'svr'], expect: (res) => res.status === 200 && res.body.toString() === HELLO_EXPECTED_BODY },
   // The blog's BigInt Fibonacci (about 2 ms of one core): what svr adds to a script's own work.
   { name: 'blog-fib', site: 'blog', path: FIB_PATH, connections: BLOG_CONNECTIONS, servers: ['node-ceiling', 'svr'], expect: (res) => res.status === 200 && res.body.toString() === FIB_EXPECTED_BODY },
-  { name: 'h2-html-1k', site: TLS, path: '/bench-1k.html', tool: 'h2load', servers: ['nginx', 'svr'], expect: (res, sizes) => res.status === 200 && res.body.length === sizes.html && res.alpn === 'h2' },
+  { name: 'tls-html-1k', site: TLS, path: '/bench-1k.html', servers: ['nginx', 'node-ceiling', 'svr'], expect: (res, sizes) => res.status === 200 && res.body.length === sizes.html && res.tlsVersion === 'TLSv1.3' },
+  { name: 'h2-html-1k', site: TLS, path: '/bench-1k.html', tool: 'h2load', servers: ['nginx', 'node-ceiling', 'svr'], expect: (res, sizes) => res.status === 200 && res.body.length === sizes.html && res.alpn === 'h2' },
 ];
 const CPU_SCENARIO_NAMES = CPU_SCENARIOS.map((scenario) => scenario.name);
 const CPU_SERVERS = ['nginx', 'node-ceiling', 'svr'];
@@ -62,6 +63,7 @@ function commandFor({ server, site, node, port, workDir, tools, fixtures, backen
     const workload = SCRIPT_WORKLOADS[site];
     if (workload) return { command: node, args: [path.join(__dirname, 'bare-cluster.js'), '--host', HOST, '--port', String(port), '--workers', '1', '--workload', workload] };
     const target = site === 'proxy' ? ['--proxy', `http://${HOST}:${backendPort}`] : ['--root', wwwroot];
+    if (site === TLS) target.push('--cert', fixtures.certificate.cert, '--key', fixtures.certificate.key); // svr's certificate and TLS 1.3
     return { command: node, args: [path.join(__dirname, 'node-ceiling.js'), ...target, '--host', HOST, '--port', String(port), '--workers', '1'] };
   }
   const svrFile = svrEntry(options);

@@ -9,8 +9,12 @@
 // Same scheduling policy as svr's default (SCHED_NONE: workers accept) unless NODE_CLUSTER_SCHED_POLICY is set.
 // With --proxy URL it is the ceiling of a reverse proxy instead: every request is forwarded to
 // URL's host (path and method kept, keep-alive connections to it) and the answer piped back.
+// With --cert and --key it is the ceiling of HTTPS and HTTP/2: the same file handler on
+// http2.createSecureServer({ allowHTTP1: true }) (HTTP/2 by ALPN, HTTP/1.1 otherwise), TLS 1.3
+// only and 128 concurrent streams, as svr's bench site is set up (servers.js).
 // Usage: node scripts/bench/node-ceiling.js --root DIR --port 8080 [--host 127.0.0.1] [--workers N]
 //        node scripts/bench/node-ceiling.js --proxy http://127.0.0.1:8081 --port 8080 [--workers N]
+//        node scripts/bench/node-ceiling.js --root DIR --cert cert.pem --key key.pem --port 8443
 const cluster = require('cluster');
 const fs = require('fs');
 const http = require('http');
@@ -19,7 +23,7 @@ const path = require('path');
 const minimist = require('minimist');
 const mime = require('mime-types');
 
-const args = minimist(process.argv.slice(2), { string: ['host', 'root', 'proxy'], default: { host: '127.0.0.1' } });
+const args = minimist(process.argv.slice(2), { string: ['host', 'root', 'proxy', 'cert', 'key'], default: { host: '127.0.0.1' } });
 const workerCount = Number(args.workers) || (typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length);
 let shuttingDown = false;
 
@@ -68,8 +72,16 @@ function proxyHandler(upstream) {
   };
 }
 
+function createServer() {
+  if (args.proxy) return http.createServer(proxyHandler(args.proxy));
+  if (!args.cert) return http.createServer(fileHandler(loadFiles(path.resolve(args.root))));
+  const tls = { cert: fs.readFileSync(args.cert), key: fs.readFileSync(args.key), minVersion: 'TLSv1.3' };
+  const settings = { maxConcurrentStreams: 128 };
+  return require('http2').createSecureServer({ ...tls, allowHTTP1: true, settings }, fileHandler(loadFiles(path.resolve(args.root))));
+}
+
 function startWorker() {
-  const server = http.createServer(args.proxy ? proxyHandler(args.proxy) : fileHandler(loadFiles(path.resolve(args.root))));
+  const server = createServer();
   server.listen(Number(args.port), args.host);
   process.on('SIGTERM', () => server.close(() => process.exit(0)));
 }

@@ -7,7 +7,12 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
+const { execFile } = require('node:child_process');
+const { promisify } = require('node:util');
 const { startTlsPipeline, httpsRequest, h2Request, h2Connect, curl } = require('../support/tls-helpers');
+const { ensureDebianPackage } = require('../support/helpers');
+
+const execFileAsync = promisify(execFile);
 
 const FILE = 'abcdefghijklmnopqrstuvwxyz0123456789\n';
 
@@ -77,6 +82,77 @@ test('curl --http2 gets the file over HTTP/2, verifying the generated certificat
   assert.equal(fs.readFileSync(out, 'utf8'), FILE);
   const range = await curl(['--http2', '--cacert', cacert, '--range', '0-4', `${server.httpsUrl}/dir/file.txt`]);
   assert.equal(range.stdout.toString(), 'abcde');
+});
+
+// The idle time counts from the last stream's end: a session in use is never sent a GOAWAY
+// for its age, and a stream open longer than keepAliveTimeout is not cut.
+test('h2: keepAliveTimeout counts from the last stream; a session in use or with a stream open stays', async () => {
+  const slowScript = "if (href === '/slow') { disableEndElseCallbackExecute = true; setTimeout(() => responseEnd('slow'), 700); }\n";
+  const quick = await startTlsPipeline({ config: { enableHTTP2: true, keepAliveTimeout: 400, useWebRootServerSideScript: true }, files: { 'index.html': 'hello\n', 'serverSideScript.js': slowScript } });
+  try {
+    const session = h2Connect(quick.httpsUrl);
+    let goawayAt = null;
+    const closed = new Promise((resolve) => session.once('close', resolve));
+    session.once('goaway', () => { goawayAt = Date.now(); });
+    for (let i = 0; i < 6; i++) { // 6 requests 150 ms apart: 900 ms of use, each gap under 400 ms
+      assert.equal((await h2Request(quick.httpsUrl, '/', { session })).status, 200);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+    }
+    assert.equal(goawayAt, null, 'no GOAWAY while the session is in use');
+    const slow = await h2Request(quick.httpsUrl, '/slow', { session });
+    const slowEndedAt = Date.now();
+    assert.equal(slow.status, 200);
+    assert.equal(slow.body.toString(), 'slow', 'a stream open longer than keepAliveTimeout is answered');
+    assert.equal(goawayAt, null, 'no GOAWAY while a stream is open');
+    await closed;
+    assert.ok(goawayAt - slowEndedAt >= 300, `idle counted from the last stream's end (GOAWAY ${goawayAt - slowEndedAt} ms after it)`);
+  } finally {
+    await quick.stop();
+  }
+});
+
+// A file from memory goes out as HEADERS and one DATA frame that ends the stream, a 304 as
+// HEADERS alone; not the compatibility API's body, then an empty DATA frame a turn later (one more
+// TLS record and write per response). nghttp -v prints the frames as they arrive.
+test('h2: a small file is one DATA frame ending the stream, a 304 its HEADERS alone, a HEAD as before; the access log has them', async (t) => {
+  const nghttp = ensureDebianPackage('nghttp', 'nghttp2-client');
+  if (nghttp.skip) return t.skip(nghttp.skip);
+  const page = 'x'.repeat(1000);
+  const site = await startTlsPipeline({ config: { enableHTTP2: true, enableLogging: true }, files: { 'page.html': page } });
+  t.after(() => site.stop());
+  const frames = async (headers, method = 'GET') => {
+    const args = ['-nv', '-H', 'accept-encoding: identity', ...(method === 'HEAD' ? ['-H', ':method: HEAD'] : []), ...headers.flatMap((h) => ['-H', h]), `${site.httpsUrl}/page.html`];
+    const { stdout } = await execFileAsync(nghttp.path, args, { timeout: 10000 });
+    const received = [...stdout.matchAll(/recv (HEADERS|DATA) frame <length=(\d+), flags=0x([0-9a-f]+), stream_id=13>/g)];
+    const etag = /recv \(stream_id=13\) etag: (.+)/.exec(stdout);
+    const status = /recv \(stream_id=13\) :status: (\d+)/.exec(stdout);
+    return { status: status && status[1], etag: etag && etag[1].trim(), frames: received.map(([, type, length, flags]) => ({ type, length: Number(length), endStream: (parseInt(flags, 16) & 1) === 1 })) };
+  };
+  const ok = await frames([]);
+  assert.equal(ok.status, '200');
+  assert.deepEqual(ok.frames, [{ type: 'HEADERS', length: ok.frames[0].length, endStream: false }, { type: 'DATA', length: 1000, endStream: true }], 'the body in one DATA frame with END_STREAM, nothing after it');
+  const notModified = await frames([`if-none-match: ${ok.etag}`]);
+  assert.equal(notModified.status, '304');
+  assert.deepEqual(notModified.frames.map((f) => [f.type, f.endStream]), [['HEADERS', true]], 'a 304 is its HEADERS frame, ending the stream');
+  const head = await frames([], 'HEAD');
+  assert.equal(head.status, '200');
+  assert.deepEqual(head.frames.map((f) => [f.type, f.endStream]), [['HEADERS', true]]);
+  await site.waitForLog(/"GET \/page\.html HTTP\/2\.0" 200 1000 /, 'stdout');
+  await site.waitForLog(/"GET \/page\.html HTTP\/2\.0" 304 /, 'stdout');
+  await site.waitForLog(/"HEAD \/page\.html HTTP\/2\.0" 200 /, 'stdout');
+});
+
+// Trailers asked for before the file is answered still go out (after the body, in a HEADERS frame).
+test('h2: trailers a script adds before a static answer still follow the body', async (t) => {
+  const nghttp = ensureDebianPackage('nghttp', 'nghttp2-client');
+  if (nghttp.skip) return t.skip(nghttp.skip);
+  const script = "if (href === '/page.html') res.addTrailers({ 'x-checked': 'yes' });\n";
+  const site = await startTlsPipeline({ config: { enableHTTP2: true, useWebRootServerSideScript: true }, files: { 'page.html': 'x'.repeat(100), 'serverSideScript.js': script } });
+  t.after(() => site.stop());
+  const { stdout } = await execFileAsync(nghttp.path, ['-nv', '-H', 'accept-encoding: identity', `${site.httpsUrl}/page.html`], { timeout: 10000 });
+  assert.match(stdout, /recv \(stream_id=13\) :status: 200/);
+  assert.match(stdout, /recv DATA frame <length=100, flags=0x00, stream_id=13>/, 'the body, not ending the stream');
+  assert.match(stdout, /recv \(stream_id=13\) x-checked: yes/, 'the trailer');
 });
 
 test('no cleartext HTTP/2 (h2c) on the plain port', async () => {

@@ -216,7 +216,10 @@ test('CPU per request: one row per Node version for svr and the node ceiling, on
   const nodes = [{ binary: '/a/node', version: '22.1.0' }, { binary: '/b/node', version: '24.1.0' }];
   assert.deepEqual(serverVariants([], nodes).map((v) => `${v.server}@${v.nodeVersion}`), ['nginx@null', 'node-ceiling@22.1.0', 'node-ceiling@24.1.0', 'svr@22.1.0', 'svr@24.1.0']);
   assert.deepEqual(serverVariants(['svr'], nodes).map((v) => v.node), ['/a/node', '/b/node']);
-  assert.deepEqual(CPU_SCENARIO_NAMES, ['html-1k', 'revalidate-304', 'js-100k', 'proxy-1k', 'ssjs-hello', 'blog-fib', 'h2-html-1k']);
+  assert.deepEqual(CPU_SCENARIO_NAMES, ['html-1k', 'revalidate-304', 'js-100k', 'proxy-1k', 'ssjs-hello', 'blog-fib', 'tls-html-1k', 'h2-html-1k']);
+  for (const name of ['tls-html-1k', 'h2-html-1k']) assert.deepEqual(cpuScenariosFor([name])[0].servers, ['nginx', 'node-ceiling', 'svr'], `${name} has a node ceiling`);
+  assert.equal(cpuScenariosFor(['tls-html-1k'])[0].tool, undefined, 'tls-html-1k runs wrk over HTTPS');
+  assert.equal(cpuScenariosFor(['h2-html-1k'])[0].tool, 'h2load');
   assert.deepEqual(cpuScenariosFor(['cpu', 'proxy-1k']).map((s) => s.name), ['proxy-1k']);
   assert.equal(cpuScenariosFor([]).length, CPU_SCENARIO_NAMES.length);
   const options = parseOptions(['--node', '20,24', '--no-cpu-per-request']);
@@ -335,6 +338,63 @@ test('SVR.JS runs from a copy of the directory given, its config.json keeping it
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+});
+
+// The TLS node ceiling is only a ceiling if it answers what svr answers, over the same TLS: the
+// bench's certificate, TLS 1.3, HTTP/2 by ALPN and HTTP/1.1 without, and svr's header names.
+test('CPU per request: the HTTPS / HTTP/2 node ceiling runs on svr\'s certificate and answers with svr\'s headers', { timeout: 60000 }, async (t) => {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const { commandFor } = require('../../scripts/bench/cpu-per-request');
+  const { createCertificate } = require('../../scripts/bench/certificate');
+  const { freePort, fetchOnce, fetchH2Once, startProcess, stopProcess } = require('../../scripts/bench/processes');
+  const openssl = ['/usr/bin/openssl', '/bin/openssl'].find((file) => fs.existsSync(file));
+  if (!openssl) return t.skip('openssl not installed (the bench installs it; this test does not)');
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-tls-ceiling-'));
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }));
+  const tlsRoot = path.join(root, 'tls');
+  fs.mkdirSync(tlsRoot);
+  fs.writeFileSync(path.join(tlsRoot, 'bench-1k.html'), Buffer.alloc(1024, 'a'));
+  const fixtures = { root, sites: { tls: tlsRoot }, certificate: createCertificate(openssl, path.join(root, 'cert')) };
+  const answers = {};
+  for (const server of ['node-ceiling', 'svr']) {
+    const workDir = fs.mkdtempSync(path.join(root, `${server}-`));
+    const port = await freePort();
+    const spec = commandFor({ server, site: 'tls', node: process.execPath, port, workDir, tools: {}, fixtures, options: {} });
+    if (server === 'node-ceiling') assert.ok(spec.args.includes(fixtures.certificate.cert) && spec.args.includes(fixtures.certificate.key), "given svr's certificate");
+    const url = `https://127.0.0.1:${port}/bench-1k.html`;
+    const started = await startProcess({ ...spec, logFile: path.join(workDir, 'output.log'), readyUrl: url });
+    t.after(() => stopProcess(started.proc));
+    answers[server] = { h1: await fetchOnce(url), h2: await fetchH2Once(url) };
+  }
+  const names = (res) => Object.keys(res.headers).filter((name) => !name.startsWith(':') && name !== 'connection' && name !== 'keep-alive').sort();
+  for (const [server, { h1, h2 }] of Object.entries(answers)) {
+    assert.equal(h1.status, 200, server);
+    assert.equal(h1.tlsVersion, 'TLSv1.3', `${server}: TLS 1.3`);
+    assert.equal(h1.body.length, 1024);
+    assert.equal(h2.status, 200, server);
+    assert.equal(h2.alpn, 'h2', `${server}: HTTP/2 by ALPN`);
+    assert.equal(h2.body.length, 1024);
+  }
+  assert.deepEqual(names(answers['node-ceiling'].h1), names(answers.svr.h1), 'the same header names over HTTPS');
+  assert.deepEqual(names(answers['node-ceiling'].h2), names(answers.svr.h2), 'the same header names over HTTP/2');
+});
+
+// h2load now and then runs on past its -D duration for ever: the bench kills it and goes on.
+test('an h2load that outlasts its duration is killed and reported as a failed run', { timeout: 20000 }, async (t) => {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const { runH2load } = require('../../scripts/bench/h2load');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-h2load-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const stuck = path.join(dir, 'h2load');
+  fs.writeFileSync(stuck, '#!/bin/sh\necho $$ > "$(dirname "$0")/pid"\nexec sleep 60\n', { mode: 0o755 });
+  const started = Date.now();
+  const run = await runH2load({ h2load: stuck, url: 'https://127.0.0.1:1/', headers: {}, seconds: 0.2, threads: 1, connections: 1, graceMs: 300 });
+  assert.match(run.failure, /past its 0\.2 s and was killed/);
+  assert.ok(Date.now() - started < 5000, 'not waited out');
+  const pid = Number(fs.readFileSync(path.join(dir, 'pid'), 'utf8'));
+  assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, 'the stuck h2load is gone');
 });
 
 test('the report says how far svr\'s largest idle worker is over the node ceiling\'s, on the static site', () => {

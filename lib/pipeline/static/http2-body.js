@@ -16,6 +16,15 @@ function isHttp2(res) {
   return res.stream !== undefined && res.stream !== null && typeof res.stream.respondWithFD === 'function';
 }
 
+// An HTTP/2 answer whose head and body are ready in full (body undefined: none, as a 304). One
+// slice or less goes out in one go through the listener's respondWhole (net/http2-sessions.js:
+// no empty DATA frame after the body) when the response has it; a larger body in slices.
+function answerHttp2(res, status, headers, body) {
+  if (typeof res.respondWhole === 'function' && (body === undefined || body.length <= SLICE_BYTES)) return res.respondWhole(status, headers, body);
+  res.writeHead(status, headers);
+  return body === undefined ? res.end() : endInSlices(res, body);
+}
+
 // res.end(body), in slices when it is larger than one.
 function endInSlices(res, body) {
   if (body.length <= SLICE_BYTES) return res.end(body);
@@ -32,4 +41,4 @@ function endInSlices(res, body) {
   return writeMore();
 }
 
-module.exports = { isHttp2, endInSlices, SLICE_BYTES };
+module.exports = { isHttp2, answerHttp2, endInSlices, SLICE_BYTES };

@@ -40,7 +40,7 @@ const { makeETag, evaluatePreconditions, ifRangeMatches, parseRange } = require(
 const { FileCache, sameFile, readWhole } = require('./file-cache');
 const { createCompression } = require('./compression');
 const { errorStatus } = require('../path-policy');
-const { isHttp2, endInSlices, SLICE_BYTES } = require('./http2-body');
+const { isHttp2, answerHttp2, SLICE_BYTES } = require('./http2-body');
 
 const SIBLING_RECHECK_MS = 1000; // a missing .br/.gz is looked for again at most once a second
 // Bytes read from a file per chunk of a streamed body. Node's default, 64 KiB, cost a
@@ -311,6 +311,9 @@ function answer(r, req, res, entry, rep, opened) {
     if (pre === 412) {
       setVary(res, rep);
       r.sendError(req, res, 412);
+    } else if (isHttp2(res)) {
+      setVary(res, rep); // an HTTP/2 response has its fixed headers set already (http/response.js)
+      answerHttp2(res, 304, rep.notModified); // http2-body.js: HEADERS alone end the stream
     } else {
       writeRepHead(r, req, res, 304, rep, 'notModified').end();
     }
@@ -338,11 +341,17 @@ function finish(opened) {
   if (opened) fs.close(opened.fd, () => {});
 }
 
-// The head of a 200 or 206 for rep (range: null, or the one range asked for).
+// The status and header object of a 200 or 206 for rep (range: null, or the one range asked for).
+function bodyHead(rep, range) {
+  if (range === null) return [200, rep.headers];
+  return [206, { ...rep.headers, 'Content-Range': `bytes ${range.start}-${range.end}/${rep.stats.size}`, 'Content-Length': range.end - range.start + 1 }];
+}
+
+// The head of a 200 or 206 for rep.
 function writeBodyHead(r, req, res, rep, range) {
   if (range === null) return writeRepHead(r, req, res, 200, rep, 'headers');
-  const headers = { ...rep.headers, 'Content-Range': `bytes ${range.start}-${range.end}/${rep.stats.size}`, 'Content-Length': range.end - range.start + 1 };
-  return writeRepHead(r, req, res, 206, rep, null, headers);
+  const [status, headers] = bodyHead(rep, range);
+  return writeRepHead(r, req, res, status, rep, null, headers);
 }
 
 // The head for rep: its header object `which` ('headers', 'notModified'), or `headers` made for
@@ -391,10 +400,14 @@ function directHeaders(fixed, vary, headers) {
 }
 
 function sendBuffer(r, req, res, rep, range, data) {
-  writeBodyHead(r, req, res, rep, range);
   const body = range === null ? data : data.subarray(range.start, range.end + 1);
-  if (isHttp2(res)) endInSlices(res, body); // http2-body.js: what a cancel may leave counted
-  else res.end(body);
+  if (isHttp2(res)) { // http2-body.js: in one go or in slices
+    setVary(res, rep);
+    const [status, headers] = bodyHead(rep, range);
+    return answerHttp2(res, status, headers, body);
+  }
+  writeBodyHead(r, req, res, rep, range);
+  return res.end(body);
 }
 
 // 4. The body: from memory when the representation is (or can be) held there, else streamed.
