@@ -6,7 +6,7 @@
 // than requests/s does, because it counts the server's own work, not how much of the machine it got.
 //
 // Rows: svr, nginx and the node ceiling (node-ceiling.js for files, HTTPS, HTTP/2 and the proxy,
-// bare-cluster.js --workload hello for the script), each Node-based one once per Node version
+// bare-cluster.js --workload hello or fib for the scripts), each Node-based one once per Node version
 // asked for (--node 20,22,24; default: the running Node).
 const fs = require('fs');
 const os = require('os');
@@ -19,11 +19,13 @@ const { runH2load } = require('./h2load');
 const { treeCpuSeconds } = require('./pinning');
 const { median } = require('./report');
 const { HELLO_EXPECTED_BODY } = require('./hello-work');
+const { FIB_PATH, FIB_EXPECTED_BODY } = require('./fib-work');
 const { nodeBinary, exactVersion } = require('../node-versions');
 
 const SERVER_CORE = 0;
 const LOAD_CORE = 1;
 const CONNECTIONS = 16; // enough to keep one worker busy; the issue's figures used wrk -t1 -c16
+const BLOG_CONNECTIONS = 5; // the SVR.JS blog's ab -c 5, here as keep-alive connections
 
 // name, the site the servers run on, what is requested, the check of the answer, the servers.
 const CPU_SCENARIOS = [
@@ -32,6 +34,8 @@ const CPU_SCENARIOS = [
   { name: 'js-100k', site: 'static', path: '/bench-100k.js', servers: ['nginx', 'node-ceiling', 'svr'], expect: (res, sizes) => res.status === 200 && res.body.length === sizes.js },
   { name: 'proxy-1k', site: 'proxy', path: '/item.json', servers: ['nginx', 'node-ceiling', 'svr'], expect: (res) => res.status === 200 && res.body.length === 1024 },
   { name: 'ssjs-hello', site: 'hello', path: '/', servers: ['node-ceiling', 'svr'], expect: (res) => res.status === 200 && res.body.toString() === HELLO_EXPECTED_BODY },
+  // The blog's BigInt Fibonacci (about 2 ms of one core): what svr adds to a script's own work.
+  { name: 'blog-fib', site: 'blog', path: FIB_PATH, connections: BLOG_CONNECTIONS, servers: ['node-ceiling', 'svr'], expect: (res) => res.status === 200 && res.body.toString() === FIB_EXPECTED_BODY },
   { name: 'tls-html-1k', site: TLS, path: '/bench-1k.html', servers: ['nginx', 'node-ceiling', 'svr'], expect: (res, sizes) => res.status === 200 && res.body.length === sizes.html && res.tlsVersion === 'TLSv1.3' },
   { name: 'h2-html-1k', site: TLS, path: '/bench-1k.html', tool: 'h2load', servers: ['nginx', 'node-ceiling', 'svr'], expect: (res, sizes) => res.status === 200 && res.body.length === sizes.html && res.alpn === 'h2' },
 ];
@@ -41,6 +45,9 @@ const CPU_SERVERS = ['nginx', 'node-ceiling', 'svr'];
 function cpuScenariosFor(only) {
   return only.length ? CPU_SCENARIOS.filter((scenario) => only.includes(scenario.name)) : CPU_SCENARIOS;
 }
+
+// The sites whose node ceiling is the bare cluster running the same script (bare-cluster.js --workload).
+const SCRIPT_WORKLOADS = { hello: 'hello', blog: 'fib' };
 
 // What each server runs as on a site, with one worker. node: the Node binary (Node-based servers).
 function commandFor({ server, site, node, port, workDir, tools, fixtures, backendPort, options }) {
@@ -53,7 +60,8 @@ function commandFor({ server, site, node, port, workDir, tools, fixtures, backen
     return nginxCommand({ tools, wwwroot, port, workDir, workers: 1, site, fixtures });
   }
   if (server === 'node-ceiling') {
-    if (site === 'hello') return { command: node, args: [path.join(__dirname, 'bare-cluster.js'), '--host', HOST, '--port', String(port), '--workers', '1', '--workload', 'hello'] };
+    const workload = SCRIPT_WORKLOADS[site];
+    if (workload) return { command: node, args: [path.join(__dirname, 'bare-cluster.js'), '--host', HOST, '--port', String(port), '--workers', '1', '--workload', workload] };
     const target = site === 'proxy' ? ['--proxy', `http://${HOST}:${backendPort}`] : ['--root', wwwroot];
     if (site === TLS) target.push('--cert', fixtures.certificate.cert, '--key', fixtures.certificate.key); // svr's certificate and TLS 1.3
     return { command: node, args: [path.join(__dirname, 'node-ceiling.js'), ...target, '--host', HOST, '--port', String(port), '--workers', '1'] };
@@ -146,7 +154,7 @@ async function measureSite({ site, scenarios, variants, context, backendPort }) 
       const cells = [];
       for (const instance of running.filter((entry) => scenario.servers.includes(entry.variant.server))) {
         const prepared = await prepare(scenario, instance.baseUrl + scenario.path, fixtures.sizes);
-        const request = { url: instance.baseUrl + scenario.path, headers: prepared.headers, threads: 1, connections: CONNECTIONS };
+        const request = { url: instance.baseUrl + scenario.path, headers: prepared.headers, threads: 1, connections: scenario.connections || CONNECTIONS };
         cells.push({ instance, request, row: { scenario: scenario.name, ...variantFields(instance.variant), check: prepared.check, runs: [] } });
       }
       if (options.warmup > 0) for (const cell of cells) await measureOnce({ scenario, request: cell.request, pid: cell.instance.pid, tools, seconds: options.warmup });
@@ -228,7 +236,8 @@ async function measureCpuPerRequest(context) {
     else rows.push(...(await measureSite({ site, scenarios: siteScenarios, variants, context })));
   }
   rows.sort((a, b) => CPU_SCENARIO_NAMES.indexOf(a.scenario) - CPU_SCENARIO_NAMES.indexOf(b.scenario));
-  return { nodeVersions: nodes.map((node) => node.version), connections: CONNECTIONS, rows, ratios: cpuRatios(rows) };
+  const blogConnections = scenarios.some((scenario) => scenario.name === 'blog-fib') ? BLOG_CONNECTIONS : undefined;
+  return { nodeVersions: nodes.map((node) => node.version), connections: CONNECTIONS, blogConnections, rows, ratios: cpuRatios(rows) };
 }
 
 // The proxy rows' backend: an nginx serving 1 KiB, on the load tool's core (its CPU is not counted).
@@ -246,4 +255,4 @@ async function withBackend(context, measure) {
   }
 }
 
-module.exports = { measureCpuPerRequest, cpuRatios, summarise, serverVariants, cpuScenariosFor, commandFor, CPU_SCENARIO_NAMES, CONNECTIONS };
+module.exports = { measureCpuPerRequest, cpuRatios, summarise, serverVariants, cpuScenariosFor, commandFor, CPU_SCENARIO_NAMES, CONNECTIONS, BLOG_CONNECTIONS };

@@ -26,7 +26,7 @@ const DEFAULTS = {
 const SCENARIO_NAMES = [
   'html-1k', 'js-100k', 'bin-4m', 'revalidate-304', 'dir-1000', 'compressed-100k', 'precompressed-100k', 'gzip-100k', 'cpu',
   'blog-c5', 'blog-c5-busy', 'blog-c32', 'blog-c32-busy', 'blog-ab-c5', 'tls-html-1k', 'h2-html-1k', 'tls-new-conn', 'tls-resumed-conn',
-  'proxy-1k', 'ssjs-hello', // CPU per request only
+  'proxy-1k', 'ssjs-hello', 'blog-fib', // CPU per request only
 ];
 const SERVER_NAMES = ['nginx', 'serve', 'http-server', 'node-ceiling', 'svr', 'svr-single', 'bare-cluster', 'svr-none', 'svr-rr', 'bare-cluster-none', 'bare-cluster-rr', 'pm2', 'svrjs'];
 
@@ -51,7 +51,7 @@ const USAGE = `Usage: npm run bench -- [options]
   --no-throughput    leave out the requests/s rows (only CPU per request)
   --no-cpu-per-request  leave out the CPU-per-request rows (one worker pinned to core 0, the load
                      tool to core 1; scenarios html-1k revalidate-304 js-100k proxy-1k ssjs-hello
-                     h2-html-1k, those of --only among them)
+                     blog-fib h2-html-1k, those of --only among them)
   --node 20,22,24    the Node versions svr and the node ceiling run under in the CPU-per-request
                      rows (default: the running Node; others installed once from npm's node package)
   --docs, --no-docs  write docs/performance-latest.md and docs/performance.svg from the results

@@ -216,7 +216,7 @@ test('CPU per request: one row per Node version for svr and the node ceiling, on
   const nodes = [{ binary: '/a/node', version: '22.1.0' }, { binary: '/b/node', version: '24.1.0' }];
   assert.deepEqual(serverVariants([], nodes).map((v) => `${v.server}@${v.nodeVersion}`), ['nginx@null', 'node-ceiling@22.1.0', 'node-ceiling@24.1.0', 'svr@22.1.0', 'svr@24.1.0']);
   assert.deepEqual(serverVariants(['svr'], nodes).map((v) => v.node), ['/a/node', '/b/node']);
-  assert.deepEqual(CPU_SCENARIO_NAMES, ['html-1k', 'revalidate-304', 'js-100k', 'proxy-1k', 'ssjs-hello', 'tls-html-1k', 'h2-html-1k']);
+  assert.deepEqual(CPU_SCENARIO_NAMES, ['html-1k', 'revalidate-304', 'js-100k', 'proxy-1k', 'ssjs-hello', 'blog-fib', 'tls-html-1k', 'h2-html-1k']);
   for (const name of ['tls-html-1k', 'h2-html-1k']) assert.deepEqual(cpuScenariosFor([name])[0].servers, ['nginx', 'node-ceiling', 'svr'], `${name} has a node ceiling`);
   assert.equal(cpuScenariosFor(['tls-html-1k'])[0].tool, undefined, 'tls-html-1k runs wrk over HTTPS');
   assert.equal(cpuScenariosFor(['h2-html-1k'])[0].tool, 'h2load');
@@ -226,6 +226,23 @@ test('CPU per request: one row per Node version for svr and the node ceiling, on
   assert.deepEqual(options.node, ['20', '24']);
   assert.equal(options.cpuPerRequest, false);
   assert.equal(parseOptions([]).cpuPerRequest, true);
+});
+
+test('CPU per request: blog-fib sets svr against the bare cluster running the same script, over the blog\'s 5 connections', () => {
+  const { cpuScenariosFor, commandFor, CONNECTIONS, BLOG_CONNECTIONS } = require('../../scripts/bench/cpu-per-request');
+  const [blog] = cpuScenariosFor(['blog-fib']);
+  assert.equal(blog.site, 'blog');
+  assert.equal(blog.path, '/fibonacci?n=20000');
+  assert.deepEqual(blog.servers, ['node-ceiling', 'svr']);
+  assert.equal(blog.connections, BLOG_CONNECTIONS);
+  assert.equal(BLOG_CONNECTIONS, 5);
+  assert.equal(cpuScenariosFor(['ssjs-hello'])[0].connections, undefined, `the other rows keep ${CONNECTIONS}`);
+  assert.equal(blog.expect({ status: 200, body: Buffer.from(FIB_EXPECTED_BODY) }), true);
+  assert.equal(blog.expect({ status: 200, body: Buffer.from('55') }), false);
+  const ceiling = commandFor({ server: 'node-ceiling', site: 'blog', node: '/x/node', port: 1234, fixtures: { sites: { blog: '/tmp/blog' } } });
+  assert.equal(ceiling.command, '/x/node');
+  assert.match(ceiling.args[0], /bare-cluster\.js$/);
+  assert.deepEqual(ceiling.args.slice(-4), ['--workers', '1', '--workload', 'fib']);
 });
 
 test('CPU per request: the load tool is run through taskset on its core; a process tree\'s CPU time grows as it works', () => {

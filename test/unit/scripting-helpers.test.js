@@ -5,7 +5,7 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { urlObject, errorArguments } = require('../../lib/pipeline/scripting/svrjs-api');
+const { urlObject, errorArguments, decorate, createForgiving } = require('../../lib/pipeline/scripting/svrjs-api');
 const { filterHeaders } = require('../../lib/pipeline/scripting/legacy-script');
 const { parseBasic } = require('../../lib/pipeline/credentials');
 
@@ -32,6 +32,24 @@ test('urlObject: https on an encrypted socket; IPv6 hosts; an absolute-form targ
   assert.equal(hostless.protocol, null);
   assert.equal(hostless.search, null);
   assert.equal(hostless.href, '/p');
+});
+
+test('decorate: an unrewritten request shares one frozen URL object; a rewritten one keeps what was asked', () => {
+  const s = { head: '', foot: '', forgiving: createForgiving({ warn() {} }), log: { warn() {} } };
+  const decorated = (url, svr) => {
+    const req = { url, method: 'GET', headers: { host: 'example.org' }, socket: {}, svr };
+    decorate(s, req, { on() {}, once() {} });
+    return req;
+  };
+  // Allocated once, not twice: the script runs while both are alive, and each is the GC's to copy.
+  const plain = decorated('/a?x=1', { cleanHref: '/a', cleanSearch: '?x=1' });
+  assert.equal(plain.originalParsedURL, plain.parsedURL);
+  assert.equal(Object.isFrozen(plain.originalParsedURL), true);
+  assert.equal(plain.originalParsedURL.query.x, '1');
+  const rewritten = decorated('/inspect?from=old', { cleanHref: '/old/', cleanSearch: '' });
+  assert.notEqual(rewritten.originalParsedURL, rewritten.parsedURL);
+  assert.equal(rewritten.originalParsedURL.pathname, '/old/');
+  assert.equal(rewritten.parsedURL.pathname, '/inspect');
 });
 
 test('errorArguments: (code[, extName][, error][, headers]) in any of SVR.JS\'s forms', () => {

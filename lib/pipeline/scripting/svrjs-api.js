@@ -175,7 +175,10 @@ function createForgiving(log) {
 function decorate(s, req, res, { isProxy = false } = {}) {
   req.isProxy = isProxy;
   req.parsedURL = freeze(urlObject(req, req.url));
-  req.originalParsedURL = isProxy ? req.parsedURL : freeze(urlObject(req, beforeRewriting(req)));
+  // Unrewritten (most requests), the URL as asked for is the URL: the same frozen object, one less
+  // per request for the garbage collector to copy while the script runs.
+  const asked = isProxy ? req.url : beforeRewriting(req);
+  req.originalParsedURL = asked === req.url ? req.parsedURL : freeze(urlObject(req, asked));
   if (req.authUser === undefined) req.authUser = null;
   req.rewriteURL = rewriteFunction(s, req, res);
   res.error = errorFunction(s, req, res); // each mod gets its own (scripting/index.js runMod)
