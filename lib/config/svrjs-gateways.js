@@ -55,44 +55,46 @@ function redBrick(extensions, interpreters) {
   return rules;
 }
 
+// The two gateway mods whose files translate into an svr key: their two files, the key, the
+// rules made from the files' contents, and what the hint adds after the rules.
+const TRANSLATED_MODS = [
+  {
+    files: ['greenrhombus-config.json', 'greenrhombus-scriptexts.json'],
+    key: 'fastcgi',
+    rules: greenRhombus,
+    says: (rules) => `GreenRhombus (SVR.JS's FastCGI mod) is configured here, and svr does not read it; the same in svr's config: "fastcgi": ${show(rules)} (svr runs script files through FastCGI, not every path under "path"; see docs/php.md)`,
+  },
+  {
+    files: ['redbrick-scriptexts.json', 'redbrick-interpreters.json'],
+    key: 'cgi',
+    rules: redBrick,
+    says: (rules) => `RedBrick (SVR.JS's CGI mod) is configured here, and svr does not read it; the same in svr's config: "cgi": ${show(rules)} (scripts in /cgi-bin/ must be executable; for PHP, PHP-FPM through "fastcgi" is faster; see docs/php.md)`,
+  },
+];
+
+// The hint for one such mod in dir, or null when neither file is there or its key is given.
+function translatedModHint(dir, mod, givenKeys) {
+  const [first, second] = mod.files.map((name) => readJson(path.join(dir, name)));
+  if ((!first && !second) || givenKeys.includes(mod.key)) return null;
+  const unreadable = [first, second].findIndex((file) => file && file.error);
+  if (unreadable !== -1) {
+    const file = [first, second][unreadable];
+    return { key: path.join(dir, mod.files[unreadable]), message: `cannot be read as JSON (${file.error}); svr reads no gateway mod's file either way: see docs/php.md` };
+  }
+  const rules = mod.rules(first && first.value, second && second.value);
+  return { key: path.join(dir, mod.files[first ? 0 : 1]), message: mod.says(rules) };
+}
+
 function gatewayHints(directories, givenKeys = []) {
   const hints = [];
   for (const dir of [...new Set(directories.filter(Boolean))]) {
-    const read = (name) => readJson(path.join(dir, name));
-    const where = (name) => path.join(dir, name);
-    const unreadable = (name, file) => hints.push({ key: where(name), message: `cannot be read as JSON (${file.error}); svr reads no gateway mod's file either way: see docs/php.md` });
-
-    const green = read('greenrhombus-config.json');
-    const greenExts = read('greenrhombus-scriptexts.json');
-    if ((green || greenExts) && !givenKeys.includes('fastcgi')) {
-      if (green && green.error) unreadable('greenrhombus-config.json', green);
-      else if (greenExts && greenExts.error) unreadable('greenrhombus-scriptexts.json', greenExts);
-      else {
-        const rules = greenRhombus(green && green.value, greenExts && greenExts.value);
-        hints.push({
-          key: where(green ? 'greenrhombus-config.json' : 'greenrhombus-scriptexts.json'),
-          message: `GreenRhombus (SVR.JS's FastCGI mod) is configured here, and svr does not read it; the same in svr's config: "fastcgi": ${show(rules)} (svr runs script files through FastCGI, not every path under "path"; see docs/php.md)`,
-        });
-      }
+    for (const mod of TRANSLATED_MODS) {
+      const hint = translatedModHint(dir, mod, givenKeys);
+      if (hint !== null) hints.push(hint);
     }
-
-    const redExts = read('redbrick-scriptexts.json');
-    const redInterpreters = read('redbrick-interpreters.json');
-    if ((redExts || redInterpreters) && !givenKeys.includes('cgi')) {
-      if (redExts && redExts.error) unreadable('redbrick-scriptexts.json', redExts);
-      else if (redInterpreters && redInterpreters.error) unreadable('redbrick-interpreters.json', redInterpreters);
-      else {
-        const rules = redBrick(redExts && redExts.value, redInterpreters && redInterpreters.value);
-        hints.push({
-          key: where(redExts ? 'redbrick-scriptexts.json' : 'redbrick-interpreters.json'),
-          message: `RedBrick (SVR.JS's CGI mod) is configured here, and svr does not read it; the same in svr's config: "cgi": ${show(rules)} (scripts in /cgi-bin/ must be executable; for PHP, PHP-FPM through "fastcgi" is faster; see docs/php.md)`,
-        });
-      }
-    }
-
-    if (read('orangecircle-config.json')) {
+    if (readJson(path.join(dir, 'orangecircle-config.json'))) {
       hints.push({
-        key: where('orangecircle-config.json'),
+        key: path.join(dir, 'orangecircle-config.json'),
         message: 'OrangeCircle (SVR.JS\'s SCGI mod) is configured here; svr has no SCGI gateway: serve the application over HTTP behind "proxy", or over FastCGI behind "fastcgi" (see docs/php.md)',
       });
     }

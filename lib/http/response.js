@@ -25,7 +25,8 @@
 const http = require('node:http');
 
 const kDeferred = Symbol('svr.deferredHeaders');
-const { getHeaderNames } = http.ServerResponse.prototype;
+// Node's own methods, for the waiting headers themselves (the overrides below would recurse).
+const { getHeaderNames, hasHeader, setHeader } = http.ServerResponse.prototype;
 
 function applyDeferred(res) {
   const fixed = res[kDeferred];
@@ -34,7 +35,7 @@ function applyDeferred(res) {
   if (res.headersSent) return;
   for (let i = 0; i < fixed.length; i++) {
     const [name, value] = fixed[i];
-    if (!http.ServerResponse.prototype.hasHeader.call(res, name)) http.ServerResponse.prototype.setHeader.call(res, name, value);
+    if (!hasHeader.call(res, name)) setHeader.call(res, name, value);
   }
 }
 

@@ -52,4 +52,4 @@ function treeCpuSeconds(pid) {
   return processTree(pid).reduce((sum, member) => sum + processTicks(member), 0) / ticksPerSecond();
 }
 
-module.exports = { pinned, treeCpuSeconds, processTree, ticksPerSecond };
+module.exports = { pinned, treeCpuSeconds, processTree, parentOf, ticksPerSecond };

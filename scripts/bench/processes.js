@@ -6,6 +6,7 @@ const http = require('http');
 const http2 = require('http2');
 const https = require('https');
 const net = require('net');
+const { parentOf } = require('./pinning');
 
 const START_TIMEOUT_MS = 15000;
 const STOP_TIMEOUT_MS = 5000;
@@ -155,15 +156,6 @@ function killAllStarted() {
   }
 }
 
-function parentPidOf(pid) {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-  } catch {
-    return null;
-  }
-}
-
 function childPids(pid) {
   let entries = [];
   try {
@@ -171,7 +163,7 @@ function childPids(pid) {
   } catch {
     return [];
   }
-  return entries.map(Number).filter((candidate) => parentPidOf(candidate) === pid);
+  return entries.map(Number).filter((candidate) => parentOf(candidate) === pid);
 }
 
 function rssKiB(pid) {
