@@ -1,0 +1,88 @@
+'use strict';
+// Preloaded into a server's processes (node --require) by scripts/bench-alloc.js; does something
+// only in a cluster worker, and only when SVR_ALLOC_PROBE_DIR names a directory. It measures the
+// bytes the worker's JavaScript heap allocates and promotes between two SIGUSR2 signals:
+//
+//   load          writes DIR/PID.worker (the bench finds the worker's pid there)
+//   1st SIGUSR2   two full collections (a clean start), then v8.GCProfiler starts; writes DIR/PID.started
+//   2nd SIGUSR2   the profiler stops; writes DIR/PID.json:
+//                   allocated  bytes allocated in the window: every collection's heap size before it
+//                              minus the size after the one before (or the start), plus the growth
+//                              since the last one
+//                   promoted   bytes the scavenges moved into the old generation (its growth
+//                              across each scavenge)
+//                   scavenges, collections
+//
+// Nothing here runs per request; the window's only own allocation is the profiler's bookkeeping
+// per collection.
+
+const fs = require('node:fs');
+const path = require('node:path');
+const v8 = require('node:v8');
+const cluster = require('node:cluster');
+
+const OLD_SPACES = new Set(['old_space', 'code_space', 'map_space']);
+
+function usedBytes(spaces) {
+  let total = 0;
+  for (const space of spaces) total += space.spaceUsedSize ?? space.space_used_size;
+  return total;
+}
+
+function oldBytes(spaces) {
+  let total = 0;
+  for (const space of spaces) {
+    if (OLD_SPACES.has(space.spaceName ?? space.space_name)) total += space.spaceUsedSize ?? space.space_used_size;
+  }
+  return total;
+}
+
+// The window's figures from the profiler's per-collection heap statistics.
+function summarise(startUsed, statistics, endUsed) {
+  let allocated = 0;
+  let promoted = 0;
+  let scavenges = 0;
+  let previousAfter = startUsed;
+  for (const gc of statistics) {
+    const before = gc.beforeGC.heapSpaceStatistics;
+    const after = gc.afterGC.heapSpaceStatistics;
+    allocated += usedBytes(before) - previousAfter;
+    previousAfter = usedBytes(after);
+    if (gc.gcType === 'Scavenge') {
+      scavenges++;
+      promoted += oldBytes(after) - oldBytes(before);
+    }
+  }
+  allocated += endUsed - previousAfter;
+  return { allocated, promoted, scavenges, collections: statistics.length };
+}
+
+function install(dir) {
+  v8.setFlagsFromString('--expose-gc');
+  const gc = require('node:vm').runInNewContext('gc');
+  const file = (suffix) => path.join(dir, `${process.pid}.${suffix}`);
+  fs.writeFileSync(file('worker'), '');
+  let profiler = null;
+  let startUsed = 0;
+  process.on('SIGUSR2', () => {
+    if (profiler === null) {
+      gc();
+      gc();
+      startUsed = usedBytes(v8.getHeapSpaceStatistics());
+      profiler = new v8.GCProfiler();
+      profiler.start();
+      fs.writeFileSync(file('started'), '');
+      return;
+    }
+    const endUsed = usedBytes(v8.getHeapSpaceStatistics());
+    const { statistics } = profiler.stop();
+    profiler = null;
+    // Written aside and renamed: the bench reads the file as soon as it exists.
+    fs.writeFileSync(file('json.part'), JSON.stringify(summarise(startUsed, statistics, endUsed)));
+    fs.renameSync(file('json.part'), file('json'));
+  });
+}
+
+if (cluster.isWorker && process.env.SVR_ALLOC_PROBE_DIR) install(process.env.SVR_ALLOC_PROBE_DIR);
+
+module.exports = { summarise };
