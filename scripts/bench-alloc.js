@@ -6,6 +6,8 @@
 // on the machine's load, so they can be compared between checkouts on a shared machine.
 //
 //   node scripts/bench-alloc.js [--workload hello,fib] [--requests N] [--connections C] [--svr PATH]
+//     [--sites N]   also print the N sites (function file:line < its callers) that allocated the
+//                   most, in bytes per request, from V8's sampling heap profiler (slower)
 //
 // Each server runs one worker with scripts/bench/alloc-probe.js preloaded. A keep-alive client
 // sends warm-up requests (the JIT settles), then the probe starts counting (after two full
@@ -86,7 +88,7 @@ async function waitForFile(file) {
 }
 
 function startServer(kind, workload, options, dir) {
-  const env = { ...process.env, SVR_ALLOC_PROBE_DIR: dir, NODE_OPTIONS: `${process.env.NODE_OPTIONS || ''} --require ${PROBE}`.trim() };
+  const env = { ...process.env, SVR_ALLOC_PROBE_DIR: dir, SVR_ALLOC_PROBE_SITES: options.sites > 0 ? '1' : '0', NODE_OPTIONS: `${process.env.NODE_OPTIONS || ''} --require ${PROBE}`.trim() };
   if (kind === 'bare cluster') {
     return spawn(process.execPath, [path.join(__dirname, 'bench', 'bare-cluster.js'), '--host', HOST, '--port', String(options.port), '--workers', '1', '--workload', workload.name], { env, stdio: 'ignore' });
   }
@@ -115,7 +117,13 @@ async function measure(kind, workload, options) {
     process.kill(pid, 'SIGUSR2');
     const result = path.join(dir, `${pid}.json`);
     await waitForFile(result);
-    return JSON.parse(fs.readFileSync(result, 'utf8'));
+    const figures = JSON.parse(fs.readFileSync(result, 'utf8'));
+    if (options.sites > 0) {
+      const sites = path.join(dir, `${pid}.sites.json`);
+      await waitForFile(sites);
+      figures.sites = JSON.parse(fs.readFileSync(sites, 'utf8')).slice(0, options.sites);
+    }
+    return figures;
   } finally {
     agent.destroy();
     if (proc.exitCode === null) proc.kill('SIGTERM');
@@ -130,6 +138,7 @@ async function main() {
     svr: path.resolve(argv.svr || path.join(__dirname, '..', 'svr.js')),
     connections: Number(argv.connections),
     requests: argv.requests === undefined ? undefined : Number(argv.requests),
+    sites: Number(argv.sites) || 0,
   };
   console.log(`Node ${process.version}, svr ${options.svr}, ${options.connections} connection(s)`);
   console.log('workload  server         requests  allocated KB/req  promoted KB/req  scavenges/req');
@@ -141,6 +150,7 @@ async function main() {
       const r = await measure(kind, workload, options);
       const per = (bytes) => (bytes / requests / 1024).toFixed(2).padStart(16);
       console.log(`${name.padEnd(9)} ${kind.padEnd(14)} ${String(requests).padStart(8)}  ${per(r.allocated)}  ${per(r.promoted).slice(1)}  ${(r.scavenges / requests).toFixed(2).padStart(13)}`);
+      for (const { site, bytes } of r.sites || []) console.log(`    ${Math.round(bytes / requests).toString().padStart(7)} B  ${site}`);
     }
   }
 }

@@ -35,10 +35,10 @@ test('urlObject: https on an encrypted socket; IPv6 hosts; an absolute-form targ
 });
 
 test('decorate: an unrewritten request shares one frozen URL object; a rewritten one keeps what was asked', () => {
-  const s = { head: '', foot: '', forgiving: createForgiving({ warn() {} }), log: { warn() {} } };
+  const s = { head: '', foot: '', forgiving: createForgiving({ warn() {} }, () => {}), log: { warn() {} } };
   const decorated = (url, svr) => {
     const req = { url, method: 'GET', headers: { host: 'example.org' }, socket: {}, svr };
-    decorate(s, req, { on() {}, once() {} });
+    decorate({ s, req, res: {} });
     return req;
   };
   // Allocated once, not twice: the script runs while both are alive, and each is the GC's to copy.
