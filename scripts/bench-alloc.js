@@ -6,6 +6,7 @@
 // on the machine's load, so they can be compared between checkouts on a shared machine.
 //
 //   node scripts/bench-alloc.js [--workload hello,fib] [--requests N] [--connections C] [--svr PATH]
+//     [--config JSON]  keys to add to svr's config, e.g. '{"enableLogging":false}'
 //     [--sites N]   also print the N sites (function file:line < its callers) that allocated the
 //                   most, in bytes per request, from V8's sampling heap profiler (slower)
 //
@@ -96,7 +97,7 @@ function startServer(kind, workload, options, dir) {
   fs.mkdirSync(site);
   fs.writeFileSync(path.join(site, 'serverSideScript.js'), workload.script);
   const configFile = path.join(dir, 'svr-config.json');
-  fs.writeFileSync(configFile, JSON.stringify({ port: options.port, wwwroot: site, workers: 1, enableLogging: true }));
+  fs.writeFileSync(configFile, JSON.stringify({ port: options.port, wwwroot: site, workers: 1, enableLogging: true, ...options.config }));
   return spawn(process.execPath, [options.svr, '--config', configFile], { env, stdio: 'ignore', cwd: dir });
 }
 
@@ -133,14 +134,15 @@ async function measure(kind, workload, options) {
 }
 
 async function main() {
-  const argv = minimist(process.argv.slice(2), { string: ['workload', 'svr'], default: { workload: 'hello,fib', connections: 1 } });
+  const argv = minimist(process.argv.slice(2), { string: ['workload', 'svr', 'config'], default: { workload: 'hello,fib', connections: 1 } });
   const options = {
     svr: path.resolve(argv.svr || path.join(__dirname, '..', 'svr.js')),
     connections: Number(argv.connections),
     requests: argv.requests === undefined ? undefined : Number(argv.requests),
     sites: Number(argv.sites) || 0,
+    config: argv.config ? JSON.parse(argv.config) : {},
   };
-  console.log(`Node ${process.version}, svr ${options.svr}, ${options.connections} connection(s)`);
+  console.log(`Node ${process.version}, svr ${options.svr}${argv.config ? ` with ${argv.config}` : ''}, ${options.connections} connection(s)`);
   console.log('workload  server         requests  allocated KB/req  promoted KB/req  scavenges/req');
   for (const name of String(argv.workload).split(',')) {
     const workload = { name, ...WORKLOADS[name] };

@@ -52,6 +52,28 @@ test('decorate: an unrewritten request shares one frozen URL object; a rewritten
   assert.equal(rewritten.parsedURL.pathname, '/inspect');
 });
 
+test('urlObject: no query (or a bare "?") gives the one shared empty query, frozen and without a prototype, as querystring.parse("") would', () => {
+  const req = { headers: { host: 'example.org' }, socket: {} };
+  const plain = urlObject(req, '/a');
+  const bare = urlObject(req, '/b?');
+  assert.equal(plain.query, bare.query);
+  assert.equal(Object.getPrototypeOf(plain.query), null);
+  assert.equal(Object.isFrozen(plain.query), true);
+  assert.deepEqual(Object.keys(plain.query), []);
+  assert.equal(bare.search, '?');
+  assert.notEqual(urlObject(req, '/c?x=1').query, plain.query);
+});
+
+test('decorate adds no listener to the response', () => {
+  const { EventEmitter } = require('node:events');
+  const s = { head: '', foot: '', forgiving: createForgiving({ warn() {} }, () => {}), log: { warn() {} } };
+  const res = new EventEmitter();
+  decorate({ s, req: { url: '/', method: 'GET', headers: {}, socket: {} }, res });
+  assert.deepEqual(res.eventNames(), []);
+  assert.equal(typeof res.redirect, 'function');
+  assert.equal(typeof res.responseEnd, 'function');
+});
+
 test('errorArguments: (code[, extName][, error][, headers]) in any of SVR.JS\'s forms', () => {
   const error = new Error('x');
   assert.deepEqual(errorArguments(404), { status: 404, extName: undefined, error: undefined, headers: undefined });

@@ -127,9 +127,10 @@ class ScriptRun {
   }
 }
 
-// Inside the request context (request-context.js), the mods in order, then the script, then
-// next(); scriptTimeout watches whoever has the request.
-function start(run) {
+// Inside the request context (request-context.js), whose state is the run: the mods in order,
+// then the script, then next(); scriptTimeout watches whoever has the request.
+function start() {
+  const run = requestContext.getStore();
   decorate(run, run.isProxy);
   if (!run.isProxy) run.s.timeout.arm(run);
   run.advance();
@@ -170,10 +171,10 @@ function withUser(run) {
       // Too many failures from this address: nothing was checked; whatever the script answers
       // (its own 401, typically) tells the client when to try again.
       if (throttled) res.setHeader('Retry-After', String(retryAfter));
-      runUserCode(run, start, run);
+      runUserCode(run, start);
     });
   }
-  runUserCode(run, start, run);
+  runUserCode(run, start);
   return undefined;
 }
 

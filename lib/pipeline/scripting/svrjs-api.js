@@ -63,12 +63,16 @@ function urlObject(req, target) {
     hostname: host ? (hasPort ? host.slice(0, colon) : host) : null,
     hash: null,
     search: search || null,
-    query: lastValues(querystring.parse(search.slice(1))),
+    query: search.length <= 1 ? EMPTY_QUERY : lastValues(querystring.parse(search.slice(1))),
     pathname,
     path: pathname + search,
     href: host ? `${protocol}//${host}${pathname}${search}` : pathname + search,
   };
 }
+
+// What querystring.parse gives for no query (an object without a prototype), made once: the
+// query of every URL object is frozen, so one empty query serves them all.
+const EMPTY_QUERY = Object.freeze(Object.create(null));
 
 // SVR.JS 3.x: ?a=1&a=2 gives a = "2".
 function lastValues(query) {
@@ -184,7 +188,7 @@ function decorate(run, isProxy = false) {
   req.originalParsedURL = asked === req.url ? req.parsedURL : freeze(urlObject(req, asked));
   if (req.authUser === undefined) req.authUser = null;
   req.rewriteURL = (url, callback) => rewriteURL(run, url, callback);
-  res.error = errorFunction(run); // each mod gets its own (stage.js runMod)
+  // res.error: each mod and the script get their own as they start (stage.js runMod, runScript).
   res.redirect = (destination, isTemporary, keepMethod, headers) => redirect(run.res, destination, isTemporary, keepMethod, headers);
   res.responseEnd = (body) => responseEnd(run.s, run.res, body);
   res.head = s.head;
