@@ -8,7 +8,9 @@
 //   node scripts/bench-alloc.js [--workload hello,fib] [--requests N] [--connections C] [--svr PATH]
 //     [--config JSON]  keys to add to svr's config, e.g. '{"enableLogging":false}'
 //     [--sites N]   also print the N sites (function file:line < its callers) that allocated the
-//                   most, in bytes per request, from V8's sampling heap profiler (slower)
+//                   most, in bytes per request, from V8's sampling heap profiler (slower);
+//                   with --kept, only what was still in the heap at the end (what was promoted
+//                   and not collected yet, or is still in use)
 //
 // Each server runs one worker with scripts/bench/alloc-probe.js preloaded. A keep-alive client
 // sends warm-up requests (the JIT settles), then the probe starts counting (after two full
@@ -89,7 +91,8 @@ async function waitForFile(file) {
 }
 
 function startServer(kind, workload, options, dir) {
-  const env = { ...process.env, SVR_ALLOC_PROBE_DIR: dir, SVR_ALLOC_PROBE_SITES: options.sites > 0 ? '1' : '0', NODE_OPTIONS: `${process.env.NODE_OPTIONS || ''} --require ${PROBE}`.trim() };
+  const nodeOptions = [process.env.NODE_OPTIONS, options.nodeOptions, `--require ${PROBE}`].filter(Boolean).join(' ');
+  const env = { ...process.env, SVR_ALLOC_PROBE_DIR: dir, SVR_ALLOC_PROBE_SITES: options.sites > 0 ? (options.kept ? 'kept' : 'all') : '', NODE_OPTIONS: nodeOptions };
   if (kind === 'bare cluster') {
     return spawn(process.execPath, [path.join(__dirname, 'bench', 'bare-cluster.js'), '--host', HOST, '--port', String(options.port), '--workers', '1', '--workload', workload.name], { env, stdio: 'ignore' });
   }
@@ -101,6 +104,8 @@ function startServer(kind, workload, options, dir) {
   return spawn(process.execPath, [options.svr, '--config', configFile], { env, stdio: 'ignore', cwd: dir });
 }
 
+// One server's figures: kind 'svr' or 'bare cluster'; workload: a WORKLOADS entry with its name;
+// options: { svr, connections, requests?, sites?, kept?, config?, nodeOptions? }.
 async function measure(kind, workload, options) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-bench-alloc-'));
   const port = await freePort();
@@ -134,30 +139,36 @@ async function measure(kind, workload, options) {
 }
 
 async function main() {
-  const argv = minimist(process.argv.slice(2), { string: ['workload', 'svr', 'config'], default: { workload: 'hello,fib', connections: 1 } });
+  const argv = minimist(process.argv.slice(2), { string: ['workload', 'svr', 'config'], boolean: ['kept'], default: { workload: 'hello,fib', connections: 1 } });
   const options = {
     svr: path.resolve(argv.svr || path.join(__dirname, '..', 'svr.js')),
     connections: Number(argv.connections),
     requests: argv.requests === undefined ? undefined : Number(argv.requests),
     sites: Number(argv.sites) || 0,
+    kept: Boolean(argv.kept),
     config: argv.config ? JSON.parse(argv.config) : {},
   };
   console.log(`Node ${process.version}, svr ${options.svr}${argv.config ? ` with ${argv.config}` : ''}, ${options.connections} connection(s)`);
-  console.log('workload  server         requests  allocated KB/req  promoted KB/req  scavenges/req');
+  console.log('workload  server         requests  allocated KB/req  promoted KB/req  scavenges/req  collections');
   for (const name of String(argv.workload).split(',')) {
-    const workload = { name, ...WORKLOADS[name] };
     if (!WORKLOADS[name]) throw new Error(`--workload: ${Object.keys(WORKLOADS).join(', ')}`);
+    const workload = { name, ...WORKLOADS[name] };
     for (const kind of ['bare cluster', 'svr']) {
       const requests = options.requests ?? workload.requests;
       const r = await measure(kind, workload, options);
       const per = (bytes) => (bytes / requests / 1024).toFixed(2).padStart(16);
-      console.log(`${name.padEnd(9)} ${kind.padEnd(14)} ${String(requests).padStart(8)}  ${per(r.allocated)}  ${per(r.promoted).slice(1)}  ${(r.scavenges / requests).toFixed(2).padStart(13)}`);
+      console.log(`${name.padEnd(9)} ${kind.padEnd(14)} ${String(requests).padStart(8)}  ${per(r.allocated)}  ${per(r.promoted).slice(1)}  ${(r.scavenges / requests).toFixed(2).padStart(13)}  ${String(r.collections).padStart(11)}`);
+      if (process.env.SVR_BENCH_ALLOC_DEBUG) console.log(JSON.stringify(r.each));
       for (const { site, bytes } of r.sites || []) console.log(`    ${Math.round(bytes / requests).toString().padStart(7)} B  ${site}`);
     }
   }
 }
 
-main().catch((error) => {
-  console.error(error.stack || error);
-  process.exitCode = 1;
-});
+if (require.main === module) {
+  main().catch((error) => {
+    console.error(error.stack || error);
+    process.exitCode = 1;
+  });
+}
+
+module.exports = { measure, WORKLOADS };

@@ -11,10 +11,12 @@
 //                              since the last one
 //                   promoted   bytes the scavenges moved into the old generation (its growth
 //                              across each scavenge)
-//                   scavenges, collections
-//                 and, with SVR_ALLOC_PROBE_SITES=1, DIR/PID.sites.json: where the bytes were allocated,
-//                 from V8's sampling heap profiler (one sample per 64 bytes on average, objects
-//                 collected since included), as [{ site, bytes }], largest first
+//                   scavenges, collections, each ([kind, KB allocated before, KB promoted] per
+//                   collection, in order)
+//                 and, with SVR_ALLOC_PROBE_SITES=all, DIR/PID.sites.json: where the bytes were
+//                 allocated, from V8's sampling heap profiler (one sample per 64 bytes on average,
+//                 objects collected since included), as [{ site, bytes }], largest first; with
+//                 SVR_ALLOC_PROBE_SITES=kept, only what had not been collected by the end
 //
 // Nothing here runs per request; the window's only own allocation is the profiler's bookkeeping
 // per collection.
@@ -45,19 +47,23 @@ function summarise(startUsed, statistics, endUsed) {
   let allocated = 0;
   let promoted = 0;
   let scavenges = 0;
+  const each = []; // per collection: [kind, KB allocated before it, KB promoted by it]
   let previousAfter = startUsed;
   for (const gc of statistics) {
     const before = gc.beforeGC.heapSpaceStatistics;
     const after = gc.afterGC.heapSpaceStatistics;
-    allocated += usedBytes(before) - previousAfter;
+    const since = usedBytes(before) - previousAfter;
+    allocated += since;
     previousAfter = usedBytes(after);
+    const moved = gc.gcType === 'Scavenge' ? oldBytes(after) - oldBytes(before) : 0;
     if (gc.gcType === 'Scavenge') {
       scavenges++;
-      promoted += oldBytes(after) - oldBytes(before);
+      promoted += moved;
     }
+    each.push([gc.gcType, Math.round(since / 1024), Math.round(moved / 1024)]);
   }
   allocated += endUsed - previousAfter;
-  return { allocated, promoted, scavenges, collections: statistics.length };
+  return { allocated, promoted, scavenges, collections: statistics.length, each };
 }
 
 function writeAside(file, text) {
@@ -66,14 +72,14 @@ function writeAside(file, text) {
 }
 
 // The sampling heap profiler over the inspector protocol, counting what the collector freed too.
-function samplingSites() {
+function samplingSites(includeCollected) {
   const inspector = require('node:inspector');
   const session = new inspector.Session();
   session.connect();
   return {
     start() {
       session.post('HeapProfiler.startSampling', {
-        samplingInterval: 64, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true,
+        samplingInterval: 64, includeObjectsCollectedByMajorGC: includeCollected, includeObjectsCollectedByMinorGC: includeCollected,
       });
     },
     stop(done) {
@@ -109,7 +115,8 @@ function install(dir) {
   fs.writeFileSync(file('worker'), '');
   let profiler = null;
   let startUsed = 0;
-  const sites = process.env.SVR_ALLOC_PROBE_SITES === '1' ? samplingSites() : null;
+  const sitesMode = process.env.SVR_ALLOC_PROBE_SITES;
+  const sites = sitesMode === 'all' || sitesMode === 'kept' ? samplingSites(sitesMode === 'all') : null;
   process.on('SIGUSR2', () => {
     if (profiler === null) {
       gc();

@@ -138,23 +138,31 @@ function errorFunction(run, defaultExtName) {
   };
 }
 
-function redirect(res, destination, isTemporary, keepMethod, headers) {
-  if (headers && typeof headers === 'object') {
-    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-  }
-  res.setHeader('Location', String(destination));
-  res.writeHead(redirectStatus(isTemporary, keepMethod));
-  res.end();
+function redirectFunction(res) {
+  return function redirect(destination, isTemporary, keepMethod, headers) {
+    if (headers && typeof headers === 'object') {
+      for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+    }
+    res.setHeader('Location', String(destination));
+    res.writeHead(redirectStatus(isTemporary, keepMethod));
+    res.end();
+  };
 }
 
-function responseEnd(s, res, body) {
-  res.write(s.head + (body === undefined || body === null ? '' : body) + s.foot);
-  res.end();
+function responseEndFunction(s, res) {
+  return function responseEnd(body) {
+    res.write(s.head + (body === undefined || body === null ? '' : body) + s.foot);
+    res.end();
+  };
+}
+
+function rewriteFunction(s, req, res) {
+  return (url, callback) => rewriteURL(s, req, res, url, callback);
 }
 
 // req.rewriteURL(url, callback) (SVR.JS 4.5): a mod points the request at another URL of this
 // site; a URL that is not a clean absolute path (".." or "." segments, "//", a backslash) is 403.
-function rewriteURL({ s, req, res }, url, callback) {
+function rewriteURL(s, req, res, url, callback) {
   const target = String(url);
   const pathname = target.split(/[?#]/)[0];
   if (!pathname.startsWith('/') || /\/\.{1,2}(\/|$)|\/\/|\\/.test(pathname) || /%2e|%2f|%5c/i.test(pathname)) {
@@ -176,8 +184,10 @@ function createForgiving(log, onHead) {
   });
 }
 
-// The SVR.JS API on the request and the response. The functions a script is given close over the
-// run only, one scope for the three of them.
+// The SVR.JS API on the request and the response. Each function is made by a function of its own
+// and closes over what it uses only: the three made here as arrows of decorate, sharing one scope
+// that held the run, made V8 promote 3.3 KB per hello request instead of 0.2 KB with a 2 MB young
+// generation (scripts/bench-alloc.js; why was not found).
 function decorate(run, isProxy = false) {
   const { s, req, res } = run;
   req.isProxy = isProxy;
@@ -187,10 +197,10 @@ function decorate(run, isProxy = false) {
   const asked = isProxy ? req.url : beforeRewriting(req);
   req.originalParsedURL = asked === req.url ? req.parsedURL : freeze(urlObject(req, asked));
   if (req.authUser === undefined) req.authUser = null;
-  req.rewriteURL = (url, callback) => rewriteURL(run, url, callback);
+  req.rewriteURL = rewriteFunction(s, req, res);
   // res.error: each mod and the script get their own as they start (stage.js runMod, runScript).
-  res.redirect = (destination, isTemporary, keepMethod, headers) => redirect(run.res, destination, isTemporary, keepMethod, headers);
-  res.responseEnd = (body) => responseEnd(run.s, run.res, body);
+  res.redirect = redirectFunction(res);
+  res.responseEnd = responseEndFunction(s, res);
   res.head = s.head;
   res.foot = s.foot;
   s.forgiving.install(run);
