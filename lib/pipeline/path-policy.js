@@ -24,6 +24,8 @@
 //     files, state, logs, their backup copies) are never served;
 //   - followSymlinks false: no component below the web root may be a symlink (one lstat each);
 //     true: symlinks are followed, but the real path must stay inside the web root.
+// The file system is asked through stat-per-turn.js: once per path in a turn of the event loop, so
+// a change is seen by every request handled after the turn in which it happened.
 //
 // Why synchronous: on a local file system these calls are answered from the kernel's dentry and
 // inode caches in about a microsecond each, while an fs.promises call costs a thread-pool round
@@ -32,8 +34,8 @@
 // the same blocking calls from its event loop. The cost: on a hung network file system the worker
 // blocks; the other workers go on serving.
 
-const fs = require('node:fs');
 const path = require('node:path');
+const answers = require('./stat-per-turn'); // fs's lstatSync, statSync, realpathSync, once per path per turn
 
 const SCRIPT_NAME = 'serverSideScript.js';
 const INDEX_FILES = ['index.html', 'index.htm', 'index.xhtml']; // SVR.JS's order
@@ -52,13 +54,13 @@ function errorStatus(err) {
 // The lstat of root/rel, checking that no component below root is a symlink (null if one is).
 // rel: a normalised relative path with '/' separators ('' = root). Throws the fs error otherwise.
 function lstatBeneath(root, rel) {
-  if (rel === '') return fs.statSync(root);
+  if (rel === '') return answers.statSync(root);
   let at = root;
   let from = 0;
   for (;;) {
     const slash = rel.indexOf('/', from);
     at += path.sep + (slash === -1 ? rel.slice(from) : rel.slice(from, slash));
-    const stats = fs.lstatSync(at);
+    const stats = answers.lstatSync(at);
     if (stats.isSymbolicLink()) return null;
     if (slash === -1) return stats;
     from = slash + 1;
@@ -140,9 +142,9 @@ function createPathPolicy(site) {
     let real;
     let stats;
     try {
-      real = fs.realpathSync.native(lexical);
+      real = answers.realpathSync(lexical);
       if (real !== root && !real.startsWith(rootPrefix)) return { status: 404 }; // escapes the root
-      stats = fs.statSync(real);
+      stats = answers.statSync(real);
     } catch (err) {
       return { status: errorStatus(err), error: err };
     }
