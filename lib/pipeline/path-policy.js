@@ -34,8 +34,9 @@
 // the same blocking calls from its event loop. The cost: on a hung network file system the worker
 // blocks; the other workers go on serving.
 
+const fs = require('node:fs');
 const path = require('node:path');
-const answers = require('./stat-per-turn'); // fs's lstatSync, statSync, realpathSync, once per path per turn
+const answers = require('./stat-per-turn'); // the file system's answers, once per path per turn
 
 const SCRIPT_NAME = 'serverSideScript.js';
 const INDEX_FILES = ['index.html', 'index.htm', 'index.xhtml']; // SVR.JS's order
@@ -54,13 +55,13 @@ function errorStatus(err) {
 // The lstat of root/rel, checking that no component below root is a symlink (null if one is).
 // rel: a normalised relative path with '/' separators ('' = root). Throws the fs error otherwise.
 function lstatBeneath(root, rel) {
-  if (rel === '') return answers.statSync(root);
+  if (rel === '') return fs.statSync(root);
   let at = root;
   let from = 0;
   for (;;) {
     const slash = rel.indexOf('/', from);
     at += path.sep + (slash === -1 ? rel.slice(from) : rel.slice(from, slash));
-    const stats = answers.lstatSync(at);
+    const stats = fs.lstatSync(at);
     if (stats.isSymbolicLink()) return null;
     if (slash === -1) return stats;
     from = slash + 1;
@@ -102,6 +103,9 @@ function createPathPolicy(site) {
   const within = (child, parent) => child === parent || child.startsWith(parent === '/' ? '/' : parent + path.sep);
   const protectedPaths = site.protectedPaths.filter((p) => within(p, root) || within(root, p));
   const protectedPrefixes = protectedPaths.map((p) => p + path.sep);
+  // lstatBeneath by the path relative to the root: a repeated path of the turn costs one lookup
+  // of a short key, no path built and no lstat.
+  const lstatBelowRoot = answers.oncePerTurn((rel) => lstatBeneath(root, rel));
 
   function isProtected(real) {
     if (isScriptName(real)) return true;
@@ -130,7 +134,7 @@ function createPathPolicy(site) {
   function withoutSymlinks(lexicalRel, lexical) {
     let stats;
     try {
-      stats = lstatBeneath(root, lexicalRel);
+      stats = lstatBelowRoot(lexicalRel);
     } catch (err) {
       return { status: errorStatus(err), error: err };
     }

@@ -18,25 +18,26 @@
 // The answers are the file system's own objects, shared by the requests of a turn: nobody
 // may change them.
 //
+//   oncePerTurn(ask) -> ask'      ask(key) -> answer (not undefined); ask' answers each key once
+//                                  per turn, a throw is passed on and not kept
 //   lstatSync(path) / statSync(path) -> fs.Stats        (throw as fs's do)
 //   realpathSync(path) -> string                        (fs.realpathSync.native)
 
 const fs = require('node:fs');
 
-const lstats = new Map();
-const stats = new Map();
-const realpaths = new Map();
+let touched = []; // the answer maps that hold answers of this turn
 let dropScheduled = false;
 
 function dropAnswers() {
-  lstats.clear();
-  stats.clear();
-  realpaths.clear();
+  const maps = touched;
+  touched = [];
   dropScheduled = false;
+  for (let i = 0; i < maps.length; i++) maps[i].clear();
 }
 
-function keep(answers, path, answer) {
-  answers.set(path, answer);
+function keep(answers, key, answer) {
+  if (answers.size === 0) touched.push(answers);
+  answers.set(key, answer);
   if (!dropScheduled) {
     dropScheduled = true;
     setImmediate(dropAnswers);
@@ -44,19 +45,16 @@ function keep(answers, path, answer) {
   return answer;
 }
 
-function lstatSync(path) {
-  const known = lstats.get(path);
-  return known !== undefined ? known : keep(lstats, path, fs.lstatSync(path));
+function oncePerTurn(ask) {
+  const answers = new Map();
+  return function answerOnce(key) {
+    const known = answers.get(key);
+    return known !== undefined ? known : keep(answers, key, ask(key));
+  };
 }
 
-function statSync(path) {
-  const known = stats.get(path);
-  return known !== undefined ? known : keep(stats, path, fs.statSync(path));
-}
+const lstatSync = oncePerTurn((path) => fs.lstatSync(path));
+const statSync = oncePerTurn((path) => fs.statSync(path));
+const realpathSync = oncePerTurn((path) => fs.realpathSync.native(path));
 
-function realpathSync(path) {
-  const known = realpaths.get(path);
-  return known !== undefined ? known : keep(realpaths, path, fs.realpathSync.native(path));
-}
-
-module.exports = { lstatSync, statSync, realpathSync };
+module.exports = { oncePerTurn, lstatSync, statSync, realpathSync };
