@@ -143,6 +143,11 @@ function urlOf(req) {
   return req.svr ? req.svr.originalUrl : req.url;
 }
 
+// The method asked with, not the GET a gateway's local redirect made of a POST.
+function methodOf(req) {
+  return (req.svr && req.svr.originalMethod) || req.method;
+}
+
 // The proxy cache's X-Cache status, for the rules that cache (undefined otherwise).
 function cacheOf(req) {
   return req.svr && req.svr.cache;
@@ -151,7 +156,7 @@ function cacheOf(req) {
 function combinedLine(req, res, remote, seconds, now) {
   const headers = req.headers;
   return `${remote} - ${userOf(req)} [${clfTime(now)}] ` +
-    `${quoted(`${req.method} ${urlOf(req)} HTTP/${req.httpVersion}`)} ${res.statusCode} ${bodyBytes(req, res) ?? '-'} ` +
+    `${quoted(`${methodOf(req)} ${urlOf(req)} HTTP/${req.httpVersion}`)} ${res.statusCode} ${bodyBytes(req, res) ?? '-'} ` +
     `${quoted(headers.referer)} ${quoted(headers['user-agent'])} ${seconds.toFixed(3)}` +
     (cacheOf(req) === undefined ? '' : ` ${cacheOf(req)}`);
 }
@@ -165,7 +170,7 @@ function jsonLine(req, res, remote, seconds, now) {
   const bytes = bodyBytes(req, res);
   const cache = cacheOf(req);
   return `{"time":"${isoTime(now)}","remote":${jsonString(remote)},"user":${jsonString(userOf(req))},` +
-    `"method":${jsonString(req.method)},"url":${jsonString(urlOf(req))},"protocol":${jsonString(`HTTP/${req.httpVersion}`)},` +
+    `"method":${jsonString(methodOf(req))},"url":${jsonString(urlOf(req))},"protocol":${jsonString(`HTTP/${req.httpVersion}`)},` +
     `"status":${res.statusCode},"bytes":${JSON.stringify(bytes)},"referer":${jsonOrNull(headerOrNull(headers.referer))},` +
     `"userAgent":${jsonOrNull(headerOrNull(headers['user-agent']))},"seconds":${Number(seconds.toFixed(6))}` +
     `${cache === undefined ? '' : `,"cache":${typeof cache === 'string' ? jsonString(cache) : JSON.stringify(cache)}`}}`;

@@ -240,7 +240,7 @@ function withRecord(run, counters) {
     if (counters !== null) counters.count(req, res);
     // Every field the stages set is here from the start: one object shape for every request.
     req.svr = {
-      originalUrl: req.url, bodyBytes: undefined, user: null, clientAddress: req.socket.remoteAddress, internal: false,
+      originalUrl: req.url, originalMethod: req.method, bodyBytes: undefined, user: null, clientAddress: req.socket.remoteAddress, internal: false,
       rateLimit: undefined, cache: undefined, cleanHref: undefined, cleanSearch: undefined, pathname: undefined, url: undefined, rewritten: false,
     };
     run(req, res);

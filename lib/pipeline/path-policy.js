@@ -24,6 +24,8 @@
 //     files, state, logs, their backup copies) are never served;
 //   - followSymlinks false: no component below the web root may be a symlink (one lstat each);
 //     true: symlinks are followed, but the real path must stay inside the web root.
+// The file system is asked through stat-per-turn.js: once per path in a turn of the event loop, so
+// a change is seen by every request handled after the turn in which it happened.
 //
 // Why synchronous: on a local file system these calls are answered from the kernel's dentry and
 // inode caches in about a microsecond each, while an fs.promises call costs a thread-pool round
@@ -34,6 +36,7 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
+const answers = require('./stat-per-turn'); // the file system's answers, once per path per turn
 
 const SCRIPT_NAME = 'serverSideScript.js';
 const INDEX_FILES = ['index.html', 'index.htm', 'index.xhtml']; // SVR.JS's order
@@ -100,6 +103,9 @@ function createPathPolicy(site) {
   const within = (child, parent) => child === parent || child.startsWith(parent === '/' ? '/' : parent + path.sep);
   const protectedPaths = site.protectedPaths.filter((p) => within(p, root) || within(root, p));
   const protectedPrefixes = protectedPaths.map((p) => p + path.sep);
+  // lstatBeneath by the path relative to the root: a repeated path of the turn costs one lookup
+  // of a short key, no path built and no lstat.
+  const lstatBelowRoot = answers.oncePerTurn((rel) => lstatBeneath(root, rel));
 
   function isProtected(real) {
     if (isScriptName(real)) return true;
@@ -128,7 +134,7 @@ function createPathPolicy(site) {
   function withoutSymlinks(lexicalRel, lexical) {
     let stats;
     try {
-      stats = lstatBeneath(root, lexicalRel);
+      stats = lstatBelowRoot(lexicalRel);
     } catch (err) {
       return { status: errorStatus(err), error: err };
     }
@@ -140,9 +146,9 @@ function createPathPolicy(site) {
     let real;
     let stats;
     try {
-      real = fs.realpathSync.native(lexical);
+      real = answers.realpathSync(lexical);
       if (real !== root && !real.startsWith(rootPrefix)) return { status: 404 }; // escapes the root
-      stats = fs.statSync(real);
+      stats = answers.statSync(real);
     } catch (err) {
       return { status: errorStatus(err), error: err };
     }

@@ -142,6 +142,44 @@ test('h2: a small file is one DATA frame ending the stream, a 304 its HEADERS al
   await site.waitForLog(/"HEAD \/page\.html HTTP\/2\.0" 200 /, 'stdout');
 });
 
+// The head of a file answered in one go is the headers set before it (Server, customHeaders, a
+// script's), then the file's own, a later one replacing an earlier one of the same name in any case;
+// after it, the response's header readers answer from what was sent.
+test('h2: a file answered in one go sends the headers set before it, the file\'s own winning, and the readers see them', async (t) => {
+  const seen = [];
+  const script = `res.setHeader('X-From-Script', 'yes');
+res.setHeader('content-TYPE', 'text/x-replaced-by-the-file');
+res.on('finish', () => process.emit('svr-test-headers', [res.getHeader('Content-Length'), res.hasHeader('etag'), res.getHeaderNames().includes(':status'), res.getHeaders()['x-from-script']]));
+`;
+  const site = await startTlsPipeline({ config: { enableHTTP2: true, useWebRootServerSideScript: true, customHeaders: { 'X-Site': 'a' } }, files: { 'page.html': 'y'.repeat(500), 'serverSideScript.js': script } });
+  t.after(() => site.stop());
+  const onHeaders = (values) => seen.push(values);
+  process.on('svr-test-headers', onHeaders);
+  t.after(() => process.off('svr-test-headers', onHeaders));
+  const http2 = require('node:http2');
+  const { setHeader } = http2.Http2ServerResponse.prototype;
+  const setOneByOne = [];
+  http2.Http2ServerResponse.prototype.setHeader = function counted(name, value) {
+    setOneByOne.push(String(name).toLowerCase());
+    return setHeader.call(this, name, value);
+  };
+  let res;
+  try {
+    res = await h2Request(site.httpsUrl, '/page.html', { headers: { 'accept-encoding': 'identity' } });
+  } finally {
+    http2.Http2ServerResponse.prototype.setHeader = setHeader;
+  }
+  const fileOwn = ['etag', 'last-modified', 'content-length', 'accept-ranges'];
+  assert.deepEqual(setOneByOne.filter((name) => fileOwn.includes(name)), [], 'the file\'s own headers go into the head object');
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.server, 'svr');
+  assert.equal(res.headers['x-site'], 'a');
+  assert.equal(res.headers['x-from-script'], 'yes');
+  assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
+  assert.equal(res.headers['content-length'], '500');
+  assert.deepEqual(seen, [[500, true, false, 'yes']]);
+});
+
 // Trailers asked for before the file is answered still go out (after the body, in a HEADERS frame).
 test('h2: trailers a script adds before a static answer still follow the body', async (t) => {
   const nghttp = ensureDebianPackage('nghttp', 'nghttp2-client');

@@ -111,6 +111,11 @@ test('scripts by extension through an interpreter, with a local redirect', async
   const go = await request(`${site.url}/app/go.pl`);
   assert.equal(go.status, 200);
   assert.equal(go.text, 'the target\n');
+  // A POST redirected locally is answered with GET (RFC 3875 6.2.2) and logged as what was asked.
+  const posted = await request(`${site.url}/app/go.pl`, { method: 'POST', body: 'a=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  assert.equal(posted.status, 200);
+  assert.equal(posted.text, 'the target\n');
+  await site.waitForLog(/"POST \/app\/go\.pl HTTP\/1\.1" 200 11 /, 'stdout');
   const source = await request(`${site.url}/app/missing.pl`);
   assert.equal(source.status, 404);
 });

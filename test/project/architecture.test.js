@@ -10,8 +10,8 @@ const { builtinModules } = require('node:module');
 const LIB = path.join(__dirname, '..', '..', 'lib');
 const PIPELINE = path.join(LIB, 'pipeline');
 // Files of lib/pipeline that are not stages: the list, its runner, the per-config facts, and the
-// path policy, the upstream seam and the response cache that several stages share.
-const PIPELINE_FRAME = new Set(['index.js', 'runner.js', 'site.js', 'credentials.js', 'web-root.js', 'path-policy.js', 'upstream', 'cache']);
+// path policy (and its once-per-turn file system answers), the upstream seam and the response cache that several stages share.
+const PIPELINE_FRAME = new Set(['index.js', 'runner.js', 'site.js', 'credentials.js', 'web-root.js', 'path-policy.js', 'stat-per-turn.js', 'upstream', 'cache']);
 // The one place a process may reach into a stage: the mods' config keys are read before any worker
 // exists (so --check and a start refuse a config a mod rejects), in a short-lived child process.
 const MOD_KEYS = path.join(PIPELINE, 'scripting', 'mod-keys.js');

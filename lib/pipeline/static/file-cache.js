@@ -10,10 +10,11 @@
 //   cache.get(entry, key) / cache.put(entry, key, value, bytes): other per-version data (compressed
 //                               variants, precomputed headers), charged to the same byte budget
 //
-// Revalidation: the caller stats the file on every request (one synchronous stat, no thread-pool
-// hop) and an entry is only used while that stat matches the one seen when the entry was made:
-// same device, inode, size, mtime and ctime. So a file that was changed (even to the same size),
-// grown, replaced by a rename (new inode) or deleted (the stat fails) is seen by the next request.
+// Revalidation: the caller stats the file for every request (one synchronous stat, no thread-pool
+// hop, shared by the requests of one event-loop turn: path-policy.js) and an entry is only used
+// while that stat matches the one seen when the entry was made: same device, inode, size, mtime
+// and ctime. So a file that was changed (even to the same size), grown, replaced by a rename (new
+// inode) or deleted (the stat fails) is seen by the next request handled after that turn.
 // ctime matters: `cp -p`/`rsync -t`/`touch -d` restore an old mtime, but the kernel always sets ctime.
 //
 // Timestamps have a granularity (a kernel tick on Linux, 1 or 2 s on some file systems), so two

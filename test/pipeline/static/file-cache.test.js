@@ -24,6 +24,31 @@ function writeWithNewCtime(file, content, ctimeMs) {
   }
 }
 
+// Sends the GETs in one write on one connection (the last with Connection: close) and parses the
+// answers: [{ status, body }], in order.
+function pipelined(port, paths) {
+  const net = require('node:net');
+  const requests = paths.map((p, i) => `GET ${p} HTTP/1.1\r\nHost: x\r\n${i === paths.length - 1 ? 'Connection: close\r\n' : ''}\r\n`);
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(requests.join('')));
+    socket.on('data', (chunk) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      let rest = Buffer.concat(chunks).toString('latin1');
+      const answers = [];
+      while (rest.length > 0) {
+        const end = rest.indexOf('\r\n\r\n');
+        const head = rest.slice(0, end);
+        const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)[1]);
+        answers.push({ status: Number(head.slice(9, 12)), body: rest.slice(end + 4, end + 4 + length) });
+        rest = rest.slice(end + 4 + length);
+      }
+      resolve(answers);
+    });
+  });
+}
+
 function revalidationTests(label, env) {
   describe(`revalidation (${label})`, () => {
     let srv;
@@ -100,6 +125,25 @@ function revalidationTests(label, env) {
         }
       } finally {
         agent.destroy();
+      }
+    });
+
+    test('pipelined requests handled in one turn share one lstat; the next request asks again', async () => {
+      const lstatSync = fs.lstatSync;
+      const target = file('turn.txt');
+      fs.writeFileSync(target, A);
+      let asked = 0;
+      fs.lstatSync = (p, ...rest) => { if (p === target) asked++; return lstatSync(p, ...rest); };
+      try {
+        const answers = await pipelined(srv.port, Array(4).fill('/turn.txt'));
+        assert.deepEqual(answers.map((a) => a.status), [200, 200, 200, 200]);
+        assert.ok(answers.every((a) => a.body === A));
+        assert.equal(asked, 1, 'one lstat for the four requests of one read');
+        fs.writeFileSync(target, B);
+        assert.equal((await get('/turn.txt')).text, B);
+        assert.equal(asked, 2);
+      } finally {
+        fs.lstatSync = lstatSync;
       }
     });
 
