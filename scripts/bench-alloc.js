@@ -7,16 +7,18 @@
 //
 //   node scripts/bench-alloc.js [--workload hello,fib] [--requests N] [--connections C] [--svr PATH]
 //     [--config JSON]  keys to add to svr's config, e.g. '{"enableLogging":false}'
-//     [--sites N]   also print the N sites (function file:line < its callers) that allocated the
-//                   most, in bytes per request, from V8's sampling heap profiler (slower);
-//                   with --kept, only what was still in the heap at the end (what was promoted
-//                   and not collected yet, or is still in use)
+//     [--each]         also print each collection of the window: its kind, KB allocated before it,
+//                      KB it promoted
+//     [--sites N]      also print the N sites (function file:line < its callers) that allocated
+//                      the most, in bytes per request, from V8's sampling heap profiler (slower);
+//     [--kept]         with --sites, only what was still in the heap at the end
+// NODE_OPTIONS reaches the servers too (e.g. --max-semi-space-size=2: a small young generation).
 //
 // Each server runs one worker with scripts/bench/alloc-probe.js preloaded. A keep-alive client
 // sends warm-up requests (the JIT settles), then the probe starts counting (after two full
 // collections), then N requests (C at a time; default 1: one request in the worker at a time, so
 // each figure is what one request costs), then the probe stops. Printed per request: KB allocated,
-// KB promoted (moved into the old generation by a scavenge: what stayed alive across one), and
+// KB promoted (moved into the old generation by a scavenge: what stayed alive across two), and
 // scavenges. svr runs as the bench runs it (access log on, to /dev/null here), from --svr (another
 // checkout's svr.js) or this one.
 
@@ -139,13 +141,14 @@ async function measure(kind, workload, options) {
 }
 
 async function main() {
-  const argv = minimist(process.argv.slice(2), { string: ['workload', 'svr', 'config'], boolean: ['kept'], default: { workload: 'hello,fib', connections: 1 } });
+  const argv = minimist(process.argv.slice(2), { string: ['workload', 'svr', 'config'], boolean: ['kept', 'each'], default: { workload: 'hello,fib', connections: 1 } });
   const options = {
     svr: path.resolve(argv.svr || path.join(__dirname, '..', 'svr.js')),
     connections: Number(argv.connections),
     requests: argv.requests === undefined ? undefined : Number(argv.requests),
     sites: Number(argv.sites) || 0,
     kept: Boolean(argv.kept),
+    each: Boolean(argv.each),
     config: argv.config ? JSON.parse(argv.config) : {},
   };
   console.log(`Node ${process.version}, svr ${options.svr}${argv.config ? ` with ${argv.config}` : ''}, ${options.connections} connection(s)`);
@@ -158,7 +161,7 @@ async function main() {
       const r = await measure(kind, workload, options);
       const per = (bytes) => (bytes / requests / 1024).toFixed(2).padStart(16);
       console.log(`${name.padEnd(9)} ${kind.padEnd(14)} ${String(requests).padStart(8)}  ${per(r.allocated)}  ${per(r.promoted).slice(1)}  ${(r.scavenges / requests).toFixed(2).padStart(13)}  ${String(r.collections).padStart(11)}`);
-      if (process.env.SVR_BENCH_ALLOC_DEBUG) console.log(JSON.stringify(r.each));
+      if (options.each) console.log(`    each collection [kind, KB allocated before it, KB promoted]: ${JSON.stringify(r.each)}`);
       for (const { site, bytes } of r.sites || []) console.log(`    ${Math.round(bytes / requests).toString().padStart(7)} B  ${site}`);
     }
   }
