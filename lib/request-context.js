@@ -22,10 +22,11 @@ function observeUserCode(observer) {
   userCodeObserver = observer;
 }
 
-// requestContext.run for the scripting stage, telling the observer first.
-function runUserCode(state, fn, ...args) {
+// requestContext.run(state, fn) for the scripting stage, telling the observer first. fn takes no
+// argument (it reads requestContext.getStore()): ALS.run would make an array for them per request.
+function runUserCode(state, fn) {
   if (userCodeObserver) userCodeObserver(state);
-  return requestContext.run(state, fn, ...args);
+  return requestContext.run(state, fn);
 }
 
 function describeError(error) {

@@ -33,10 +33,13 @@ function beatInterval(stallTimeoutMs) {
 // busyConnections(windowMs): its connections that carried a request within windowMs (rebalance.js).
 // Returns noteUserCode({ req, res }) for the scripting stage's hook.
 function startHeartbeat({ stallTimeoutMs, send, served, busyConnections = () => undefined }) {
-  let current = null; // the last request that entered user code: { req, res, at }
+  // The last request that entered user code: the scripting stage's state for it ({ req, res }),
+  // kept as it is (no object of our own per request), and when it entered.
+  let current = null;
+  let currentAt = 0;
   const running = () => {
     if (!current || current.res.writableEnded || current.res.destroyed) return null;
-    return { method: current.req.method, url: current.req.url, forMs: Date.now() - current.at };
+    return { method: current.req.method, url: current.req.url, forMs: Date.now() - currentAt };
   };
   const intervalMs = beatInterval(stallTimeoutMs);
   let noted = false; // a request entered user code since the last message, and the note went
@@ -50,8 +53,9 @@ function startHeartbeat({ stallTimeoutMs, send, served, busyConnections = () => 
   // Beats go even with the watchdog off: the supervisor learns from them whether a worker served.
   setInterval(timedBeat, intervalMs).unref();
   timedBeat();
-  return function noteUserCode({ req, res }) {
-    current = { req, res, at: Date.now() };
+  return function noteUserCode(state) {
+    current = state;
+    currentAt = Date.now();
     if (stallTimeoutMs > 0 && !noted) beat(undefined, true);
   };
 }

@@ -449,3 +449,19 @@ test('the targets table says, per target, what the run measured and whether it h
   assert.match(formatReport(results), /\| h2-html-1k requests\/s ≥ 0\.7× nginx \| 0\.65× \| no \|/);
   assert.match(renderMarkdown(results), /The targets, against this run:/);
 });
+
+test('bench-alloc: a window\'s allocated and promoted bytes from the collections in it', () => {
+  const { summarise } = require('../../scripts/bench/alloc-probe');
+  const heap = (young, old) => [{ spaceName: 'new_space', spaceUsedSize: young }, { spaceName: 'old_space', spaceUsedSize: old }];
+  const gc = (gcType, before, after) => ({ gcType, beforeGC: { heapSpaceStatistics: before }, afterGC: { heapSpaceStatistics: after } });
+  // start: 1,000 used; 4,000 allocated, a scavenge keeps 500 young and promotes 200; 3,000 more
+  // allocated, a mark-compact; then 1,000 more before the end.
+  const figures = summarise(1000, [
+    gc('Scavenge', heap(4000, 1000), heap(500, 1200)),
+    gc('MarkSweepCompact', heap(3500, 1200), heap(0, 1100)),
+  ], 2100);
+  assert.equal(figures.allocated, 4000 + 3000 + 1000);
+  assert.equal(figures.promoted, 200);
+  assert.equal(figures.scavenges, 1);
+  assert.equal(figures.collections, 2);
+});

@@ -35,10 +35,10 @@ test('urlObject: https on an encrypted socket; IPv6 hosts; an absolute-form targ
 });
 
 test('decorate: an unrewritten request shares one frozen URL object; a rewritten one keeps what was asked', () => {
-  const s = { head: '', foot: '', forgiving: createForgiving({ warn() {} }), log: { warn() {} } };
+  const s = { head: '', foot: '', forgiving: createForgiving({ warn() {} }, () => {}), log: { warn() {} } };
   const decorated = (url, svr) => {
     const req = { url, method: 'GET', headers: { host: 'example.org' }, socket: {}, svr };
-    decorate(s, req, { on() {}, once() {} });
+    decorate({ s, req, res: {} });
     return req;
   };
   // Allocated once, not twice: the script runs while both are alive, and each is the GC's to copy.
@@ -50,6 +50,28 @@ test('decorate: an unrewritten request shares one frozen URL object; a rewritten
   assert.notEqual(rewritten.originalParsedURL, rewritten.parsedURL);
   assert.equal(rewritten.originalParsedURL.pathname, '/old/');
   assert.equal(rewritten.parsedURL.pathname, '/inspect');
+});
+
+test('urlObject: no query (or a bare "?") gives the one shared empty query, frozen and without a prototype, as querystring.parse("") would', () => {
+  const req = { headers: { host: 'example.org' }, socket: {} };
+  const plain = urlObject(req, '/a');
+  const bare = urlObject(req, '/b?');
+  assert.equal(plain.query, bare.query);
+  assert.equal(Object.getPrototypeOf(plain.query), null);
+  assert.equal(Object.isFrozen(plain.query), true);
+  assert.deepEqual(Object.keys(plain.query), []);
+  assert.equal(bare.search, '?');
+  assert.notEqual(urlObject(req, '/c?x=1').query, plain.query);
+});
+
+test('decorate adds no listener to the response', () => {
+  const { EventEmitter } = require('node:events');
+  const s = { head: '', foot: '', forgiving: createForgiving({ warn() {} }, () => {}), log: { warn() {} } };
+  const res = new EventEmitter();
+  decorate({ s, req: { url: '/', method: 'GET', headers: {}, socket: {} }, res });
+  assert.deepEqual(res.eventNames(), []);
+  assert.equal(typeof res.redirect, 'function');
+  assert.equal(typeof res.responseEnd, 'function');
 });
 
 test('errorArguments: (code[, extName][, error][, headers]) in any of SVR.JS\'s forms', () => {

@@ -107,18 +107,19 @@ function routeModMessages(log) {
   else Object.defineProperty(process, 'send', { value: send, configurable: true, writable: true });
 }
 
-// Called by the scripting stage for each request it sees.
-function countRequest(res) {
+// Called by the scripting stage for each request it sees,
+function countRequest() {
   process.reqcounter++;
-  res.once('finish', () => {
-    const status = res.statusCode;
-    if (status >= 400 && status < 500) process.err4xxcounter++;
-    else if (status >= 500 && status < 600) process.err5xxcounter++;
-  });
+}
+
+// and for each of their responses, with its status, when its head is written.
+function countAnswer(status) {
+  if (status >= 400 && status < 500) process.err4xxcounter++;
+  else if (status >= 500 && status < 600) process.err5xxcounter++;
 }
 
 function svrFile() {
   return path.resolve(__dirname, '..', '..', '..', 'svr.js');
 }
 
-module.exports = { installModEnvironment, countRequest, svrFile };
+module.exports = { installModEnvironment, countRequest, countAnswer, svrFile };

@@ -7,29 +7,31 @@
 // answered first. As in SVR.JS, these calls now log a warning naming the code (the mod or
 // serverSideScript.js that last ran for the request) and the URL, and do nothing.
 //
-//   const forgiving = makeForgiving(warn)    once per worker
-//   forgiving.install(req, res)              per request, before user code runs
-//   forgiving.speaking(res, who)             the code about to run for this request
-// The replacement methods are made once; per request they only read a few fields on res.
+//   const forgiving = makeForgiving(warn, onHead)   once per worker
+//   forgiving.install(run)    per request, before user code runs. run: the request's record
+//                             (stage.js ScriptRun): run.req, run.res, run.who (the code that has
+//                             the request now), and the four fields below for this file
+//   onHead(run)               called once, when the response's head is first written (what is
+//                             counted and disarmed when a response starts: stage.js)
+// The replacement methods are made once; per request they only read a few fields of the run.
 
-const WHO = Symbol('svr.scripting.who');
-const REQ = Symbol('svr.scripting.req');
-const WROTE_HEAD = Symbol('svr.scripting.wroteHead');
-const NATIVE = Symbol('svr.scripting.native');
+const RUN = Symbol('svr.scripting.run');
 
-function makeForgiving(warn) {
+function makeForgiving(warn, onHead = () => {}) {
   const tell = (res, what) => {
-    const req = res[REQ];
-    warn(`${res[WHO] || 'server-side JavaScript'}: ${what} for ${req.method} ${req.url}; ignored (the response was already sent)`);
+    const run = res[RUN];
+    warn(`${run.who || 'server-side JavaScript'}: ${what} for ${run.req.method} ${run.req.url}; ignored (the response was already sent)`);
   };
 
   function writeHead(...args) {
-    if (this[WROTE_HEAD] || this.headersSent) {
+    const run = this[RUN];
+    if (run.wroteHead || this.headersSent) {
       tell(this, 'res.writeHead called again');
       return this;
     }
-    this[WROTE_HEAD] = true;
-    this[NATIVE].writeHead.apply(this, args);
+    run.wroteHead = true;
+    run.nativeWriteHead.apply(this, args);
+    onHead(run);
     return this;
   }
 
@@ -38,7 +40,7 @@ function makeForgiving(warn) {
       tell(this, 'res.write after the response ended');
       return false;
     }
-    return this[NATIVE].write.apply(this, args);
+    return this[RUN].nativeWrite.apply(this, args);
   }
 
   function end(...args) {
@@ -46,7 +48,7 @@ function makeForgiving(warn) {
       if (args.length > 0 && args[0] !== undefined && typeof args[0] !== 'function') tell(this, 'res.end with data after the response ended');
       return this;
     }
-    return this[NATIVE].end.apply(this, args);
+    return this[RUN].nativeEnd.apply(this, args);
   }
 
   function setHeader(name, value) {
@@ -54,20 +56,23 @@ function makeForgiving(warn) {
       tell(this, `res.setHeader("${name}") after the headers were sent`);
       return this;
     }
-    return this[NATIVE].setHeader.call(this, name, value);
+    return this[RUN].nativeSetHeader.call(this, name, value);
   }
 
   return {
-    install(req, res) {
-      res[REQ] = req;
-      res[NATIVE] = { writeHead: res.writeHead, write: res.write, end: res.end, setHeader: res.setHeader };
+    install(run) {
+      const res = run.res;
+      // Node's methods as this response has them (an HTTP/2 response's are not HTTP/1's).
+      res[RUN] = run;
+      run.wroteHead = false;
+      run.nativeWriteHead = res.writeHead;
+      run.nativeWrite = res.write;
+      run.nativeEnd = res.end;
+      run.nativeSetHeader = res.setHeader;
       res.writeHead = writeHead;
       res.write = write;
       res.end = end;
       res.setHeader = setHeader;
-    },
-    speaking(res, who) {
-      res[WHO] = who;
     },
   };
 }

@@ -13,8 +13,10 @@
 //   isLegacyModConstructor(value)       a function whose prototype has a callback() method
 //   wrapLegacyMod(Mod, label)           -> 4.x handler (req, res, logFacilities, config, next),
 //                                          with .proxy when the mod has a proxyCallback
-//   legacyArguments(req, res, logFacilities, config, next, limit)
-//                                       the 22 values above, for one request (the script uses it too)
+//   callLegacy(fn, thisArg, req, res, logFacilities, config, next, postData)
+//                                       fn called with the 22 values above for one request (the
+//                                       script uses it too); postData: parsePostData's options
+//                                       ({ limit }), made once per stage or mod
 
 const path = require('node:path');
 const { createParsePostData } = require('./post-data');
@@ -31,24 +33,23 @@ function extensionOf(pathname) {
   return path.posix.extname(pathname || '').slice(1).toLowerCase();
 }
 
-function legacyArguments(req, res, logFacilities, config, next, limit) {
-  const parsePostData = createParsePostData(req, res, {
-    limit,
-    fail: (status, error, headers) => res.error(status, error, headers),
-  });
+// The 22 arguments are passed one by one: no array is made for them per request.
+function callLegacy(fn, thisArg, req, res, logFacilities, config, next, postData) {
   const parsed = req.parsedURL;
-  return [
-    req, res, logFacilities, res.responseEnd, parsed.pathname, extensionOf(parsed.pathname), parsed,
+  return fn.call(
+    thisArg, req, res, logFacilities, res.responseEnd, parsed.pathname, extensionOf(parsed.pathname), parsed,
     parsed.search, DEFAULT_PAGE, config.users, config.page404, res.head, res.foot, '', next, config,
-    res.error, config.getCustomHeaders, req.originalParsedURL.pathname, res.redirect, parsePostData,
+    res.error, config.getCustomHeaders, req.originalParsedURL.pathname, res.redirect, createParsePostData(req, res, postData),
     req.authUser,
-  ];
+  );
 }
 
 function wrapLegacyMod(Mod, label) {
   const instance = new Mod();
+  let postData = null; // parsePostData's options, made again only when the config is another
   const handler = function legacyMod(req, res, logFacilities, config, next) {
-    const handle = instance.callback(...legacyArguments(req, res, logFacilities, config, next, config.maxPostDataSize));
+    if (postData === null || postData.limit !== config.maxPostDataSize) postData = { limit: config.maxPostDataSize };
+    const handle = callLegacy(instance.callback, instance, req, res, logFacilities, config, next, postData);
     if (typeof handle !== 'function') throw new TypeError(`${label}: Mod.prototype.callback must return a function, returned ${typeof handle}`);
     return handle();
   };
@@ -62,4 +63,4 @@ function wrapLegacyMod(Mod, label) {
   return handler;
 }
 
-module.exports = { isLegacyModConstructor, wrapLegacyMod, legacyArguments };
+module.exports = { isLegacyModConstructor, wrapLegacyMod, callLegacy };

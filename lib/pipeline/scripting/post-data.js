@@ -277,13 +277,15 @@ function removeFiles(files) {
 }
 
 // Builds the per-request parsePostData([options,] callback(fields, files, rawBody)).
-// fail(status, error, headers) answers the request with an error page.
+// fail(status, error, headers) answers the request with an error page; res.error(status, error,
+// headers) unless given (so that the options can be one object for every request).
 // budget: the worker's (setBodyBudget) unless another is given. tempDir: where file parts go,
 // os.tmpdir() unless given, asked only when a multipart body comes: os.tmpdir() reads TMPDIR, TMP
 // and TEMP, each behind a check of the process's credentials (18 syscalls, ~2.4 µs of CPU), and
 // this runs for every request a legacy mod or serverSideScript.js sees.
-function createParsePostData(req, res, { limit, fail, budget = workerBudget, tempDir }) {
+function createParsePostData(req, res, { limit, fail: givenFail, budget = workerBudget, tempDir }) {
   return function parsePostData(options, callback) {
+    const fail = givenFail || ((status, error, headers) => res.error(status, error, headers));
     if (typeof options === 'function' && callback === undefined) callback = options;
     if (typeof callback !== 'function') throw new TypeError('parsePostData needs a callback(fields, files)');
     if (req.method !== 'POST') { // as SVR.JS: parsePostData is for POST

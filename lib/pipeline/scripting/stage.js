@@ -6,12 +6,14 @@
 //   createStage(site, mods, script) -> scripting(req, res, next), with .proxyRequest and .connect
 //   (described in index.js)
 //
-// The functions below take the stage's state `s`, built once per pipeline.
+// The functions below take the stage's state `s`, built once per pipeline, or a request's record
+// (ScriptRun): one object per request for what it needs on its way through the mods and the
+// script, instead of a closure for each step.
 
 const { SCRIPT_NAME } = require('./legacy-script');
-const { legacyArguments } = require('./legacy-mods');
+const { callLegacy } = require('./legacy-mods');
 const { setBodyBudget } = require('./post-data');
-const { armScriptTimeout } = require('./timeout');
+const { createScriptTimeout } = require('./timeout');
 const { createLogFacilities, createForgiving, decorate, errorFunction, fail, passOn } = require('./svrjs-api');
 const { headersFor } = require('../site');
 const { BARE_501 } = require('../../http/headers');
@@ -28,7 +30,7 @@ function createStage(site, mods, script) {
     authenticate: site.authenticate,
     head: site.headFoot.head.toString('utf8'), // read once by site.js
     foot: site.headFoot.foot.toString('utf8'),
-    limit: config.maxPostDataSize,
+    postData: { limit: config.maxPostDataSize }, // parsePostData's options, the same for every request
     warned: new Set(),
     mods,
     script,
@@ -36,16 +38,22 @@ function createStage(site, mods, script) {
     connectMods: mods.filter((mod) => mod.proxy),
     modLogs: mods.map((mod) => createLogFacilities(log, mod.label)),
     scriptLog: createLogFacilities(log, SCRIPT_NAME),
-    forgiving: createForgiving(log),
+    forgiving: null,
+    timeout: createScriptTimeout(config.scriptTimeout, (run) => {
+      log.error(`${run.who} did not answer ${run.req.method} ${run.req.url} within scriptTimeout (${config.scriptTimeout} ms): 504`);
+      fail(s, run.req, run.res, 504, { extName: run.who });
+    }),
     sharedConfig: sharedConfigFor(site),
   };
+  // A response that has started is answered: its timeout has nothing left to do.
+  s.forgiving = createForgiving(log, (run) => s.timeout.disarm(run));
   process.serverConfig = s.sharedConfig;
 
   function scripting(req, res, next) {
-    return withUser(s, req, res, () => runUserCode(userCodeState(s, req, res), run, s, req, res, next));
+    return withUser(new ScriptRun(s, req, res, next, false));
   }
   scripting.proxyRequest = s.proxyMods.length === 0 ? null : function proxyRequest(req, res) {
-    return withUser(s, req, res, () => runUserCode(userCodeState(s, req, res), runProxy, s, req, res));
+    return withUser(new ScriptRun(s, req, res, null, true));
   };
   scripting.connect = s.connectMods.length === 0 ? null : (req, socket, head) => connect(s, req, socket, head);
   return scripting;
@@ -68,79 +76,94 @@ function sharedConfigFor(site) {
   });
 }
 
-// What request-context.js needs to answer for a request whose user code crashed.
-function userCodeState(s, req, res) {
-  return { req, res, fail: (error) => fail(s, req, res, 500, { error }) };
+// One request's way through the mods and then the script (or, for an absolute-form request, the
+// mods that take proxy requests and then 501). It is also
+//   - the state request-context.js keeps for the request's user code: req, res, fail(error);
+//   - forgiving.js's record of the response (who, the response's own methods);
+//   - an entry of the script timeout's list (deadline, older, newer: timeout.js).
+// All its fields are set here, so that every request's record has the same shape.
+class ScriptRun {
+  constructor(s, req, res, next, isProxy) {
+    this.s = s;
+    this.req = req;
+    this.res = res;
+    this.next = next; // the static stage, after the script
+    this.isProxy = isProxy;
+    this.index = 0; // the next mod (of s.mods, or s.proxyMods for a proxy request)
+    this.who = null; // the mod or script that has the request, for the log lines
+    this.deadline = 0;
+    this.older = null;
+    this.newer = null;
+    this.wroteHead = false;
+    this.nativeWriteHead = null;
+    this.nativeWrite = null;
+    this.nativeEnd = null;
+    this.nativeSetHeader = null;
+  }
+
+  // request-context.js: user code crashed while it had the request.
+  fail(error) {
+    fail(this.s, this.req, this.res, 500, { error });
+  }
+
+  // The first mod, script or stage, and then whoever is next each time one passes the request on.
+  advance() {
+    const s = this.s;
+    if (this.isProxy) {
+      if (this.index < s.proxyMods.length) {
+        const mod = s.proxyMods[this.index++];
+        runMod(this, s.mods.indexOf(mod));
+      } else {
+        fail(s, this.req, this.res, 501);
+      }
+    } else if (this.index < s.mods.length) {
+      runMod(this, this.index++);
+    } else if (s.script && this.who !== SCRIPT_NAME) {
+      runScript(this);
+    } else {
+      s.timeout.disarm(this);
+      this.next();
+    }
+  }
 }
 
-function runMod(s, index, req, res, next) {
+// Inside the request context (request-context.js), whose state is the run: the mods in order,
+// then the script, then next(); scriptTimeout watches whoever has the request.
+function start() {
+  const run = requestContext.getStore();
+  decorate(run, run.isProxy);
+  if (!run.isProxy) run.s.timeout.arm(run);
+  run.advance();
+}
+
+function runMod(run, index) {
+  const { s, req, res } = run;
   const mod = s.mods[index];
-  const failed = (error) => fail(s, req, res, 500, { extName: mod.label, error });
-  res.error = errorFunction(s, req, res, mod.label);
-  s.forgiving.speaking(res, mod.label);
+  run.who = mod.label;
+  res.error = errorFunction(run, mod.label);
   let result;
   try {
-    result = mod.handler(req, res, s.modLogs[index], s.sharedConfig, next);
+    result = mod.handler(req, res, s.modLogs[index], s.sharedConfig, passOn(run, mod.label));
   } catch (error) {
-    failed(error);
+    fail(s, req, res, 500, { extName: mod.label, error });
     return;
   }
-  if (result && typeof result.then === 'function') result.then(undefined, failed);
+  if (result && typeof result.then === 'function') result.then(undefined, (error) => fail(s, req, res, 500, { extName: mod.label, error }));
 }
 
-function runScript(s, req, res, next) {
-  const elseCallback = passOn(s, res, SCRIPT_NAME, next);
-  res.error = errorFunction(s, req, res);
-  s.forgiving.speaking(res, SCRIPT_NAME);
+function runScript(run) {
+  const { s, req, res } = run;
+  run.who = SCRIPT_NAME;
+  res.error = errorFunction(run);
   try {
-    s.script(...legacyArguments(req, res, s.scriptLog, s.sharedConfig, elseCallback, s.limit));
+    callLegacy(s.script, undefined, req, res, s.scriptLog, s.sharedConfig, passOn(run, SCRIPT_NAME), s.postData);
   } catch (error) {
     fail(s, req, res, 500, { error });
   }
 }
 
-// The mods in order, then the script, then next(); scriptTimeout watches whoever has the request.
-function run(s, req, res, next) {
-  decorate(s, req, res);
-  const { mods, config, log } = s;
-  let index = 0;
-  let who = null; // the mod or script that has the request, for scriptTimeout's log line
-  const disarm = armScriptTimeout(res, config.scriptTimeout, () => who, (name) => {
-    log.error(`${name} did not answer ${req.method} ${req.url} within scriptTimeout (${config.scriptTimeout} ms): 504`);
-    fail(s, req, res, 504, { extName: name });
-  });
-  const passed = () => { disarm(); next(); };
-  const step = () => {
-    if (index < mods.length) {
-      const current = index++;
-      who = mods[current].label;
-      runMod(s, current, req, res, passOn(s, res, mods[current].label, step));
-    } else if (s.script) {
-      who = SCRIPT_NAME;
-      runScript(s, req, res, passed);
-    } else {
-      passed();
-    }
-  };
-  step();
-}
-
-// Absolute-form requests: only the mods that take proxy requests, then 501.
-function runProxy(s, req, res) {
-  decorate(s, req, res, { isProxy: true });
-  let index = 0;
-  const step = () => {
-    if (index < s.proxyMods.length) {
-      const mod = s.proxyMods[index++];
-      runMod(s, s.mods.indexOf(mod), req, res, passOn(s, res, mod.label, step));
-    } else {
-      fail(s, req, res, 501);
-    }
-  };
-  step();
-}
-
-function withUser(s, req, res, go) {
+function withUser(run) {
+  const { s, req, res } = run;
   if (s.authenticate && req.headers.authorization !== undefined) {
     return s.authenticate(req).then(({ user, throttled, retryAfter }) => {
       req.svr.user = user;
@@ -148,10 +171,10 @@ function withUser(s, req, res, go) {
       // Too many failures from this address: nothing was checked; whatever the script answers
       // (its own 401, typically) tells the client when to try again.
       if (throttled) res.setHeader('Retry-After', String(retryAfter));
-      go();
+      runUserCode(run, start);
     });
   }
-  go();
+  runUserCode(run, start);
   return undefined;
 }
 
