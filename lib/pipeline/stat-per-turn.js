@@ -12,8 +12,10 @@
 // a pending setImmediate keeps the event loop from blocking in its poll for new input until it has
 // run. So the worker never waits for new requests while holding an answer: a request that reaches
 // an idle worker is always checked afresh, and a change is seen by every request handled after the
-// turn in which it happened. Only requests handled in the same turn as the check share it. A
-// failure (ENOENT, EACCES...) is never kept: it is thrown to each caller as before.
+// turn in which it happened. Only requests handled in the same turn as the check share it. (An
+// answer made outside the poll for input, in a timer's or an immediate's callback, lasts until the
+// next check phase: through one poll that takes what has arrived and does not wait.) A failure
+// (ENOENT, EACCES...) is never kept: it is thrown to each caller as before.
 //
 // The answers are the file system's own objects, shared by the requests of a turn: nobody
 // may change them.
