@@ -36,12 +36,18 @@ function mockClock(t) {
   return counted;
 }
 
-test('a busy session makes no timer per stream and gets no GOAWAY while streams keep coming', (t) => {
-  const counted = mockClock(t);
+// A server tracked with these bounds, and one session opened on it.
+function trackedSession(options) {
   const server = new EventEmitter();
-  trackSessions(server, { idleMs: IDLE_MS, maxStreams: 0 });
+  const tracking = trackSessions(server, options);
   const session = fakeSession();
   server.emit('session', session);
+  return { server, session, drain: tracking.drain };
+}
+
+test('a busy session makes no timer per stream and gets no GOAWAY while streams keep coming', (t) => {
+  const counted = mockClock(t);
+  const { session } = trackedSession({ idleMs: IDLE_MS, maxStreams: 0 });
   for (let i = 0; i < 1000; i++) stream(t, session, 5); // 5 s of streams, each 5 ms
   assert.equal(session.closeCalls, 0, 'in use for 5 idle periods: no GOAWAY');
   assert.ok(counted.timers >= 1, 'the timers are counted');
@@ -50,10 +56,7 @@ test('a busy session makes no timer per stream and gets no GOAWAY while streams 
 
 test('the idle GOAWAY comes idleMs after the last stream ended, not before; a long stream is never cut', (t) => {
   mockClock(t);
-  const server = new EventEmitter();
-  trackSessions(server, { idleMs: IDLE_MS, maxStreams: 0 });
-  const session = fakeSession();
-  server.emit('session', session);
+  const { session } = trackedSession({ idleMs: IDLE_MS, maxStreams: 0 });
   t.mock.timers.tick(600);
   stream(t, session, 3 * IDLE_MS); // open for three idle periods
   assert.equal(session.closeCalls, 0, 'a stream open longer than idleMs keeps the session');
@@ -65,26 +68,17 @@ test('the idle GOAWAY comes idleMs after the last stream ended, not before; a lo
 
 test('an untouched session gets its GOAWAY after idleMs; idleMs 0 never closes it', (t) => {
   mockClock(t);
-  const server = new EventEmitter();
-  trackSessions(server, { idleMs: IDLE_MS, maxStreams: 0 });
-  const idle = fakeSession();
-  server.emit('session', idle);
+  const { session: idle } = trackedSession({ idleMs: IDLE_MS, maxStreams: 0 });
   t.mock.timers.tick(IDLE_MS);
   assert.equal(idle.closeCalls, 1);
-  const noTimeout = new EventEmitter();
-  trackSessions(noTimeout, { idleMs: 0, maxStreams: 0 });
-  const kept = fakeSession();
-  noTimeout.emit('session', kept);
+  const { session: kept } = trackedSession({ idleMs: 0, maxStreams: 0 });
   t.mock.timers.tick(100 * IDLE_MS);
   assert.equal(kept.closeCalls, 0);
 });
 
 test('the stream that reaches maxStreams closes the session gracefully; drain closes every session and each new one', (t) => {
   mockClock(t);
-  const server = new EventEmitter();
-  const { drain } = trackSessions(server, { idleMs: 0, maxStreams: 3 });
-  const bounded = fakeSession();
-  server.emit('session', bounded);
+  const { server, session: bounded, drain } = trackedSession({ idleMs: 0, maxStreams: 3 });
   stream(t, bounded);
   stream(t, bounded);
   assert.equal(bounded.closeCalls, 0);

@@ -107,12 +107,13 @@ function routeModMessages(log) {
   else Object.defineProperty(process, 'send', { value: send, configurable: true, writable: true });
 }
 
-// Called by the scripting stage for each request it sees,
+// SVR.JS's request counter: the scripting stage calls it for each request it sees.
 function countRequest() {
   process.reqcounter++;
 }
 
-// and for each of their responses, with its status, when its head is written.
+// SVR.JS's 4xx/5xx counters: called for each of those requests' responses, with its status, when
+// its head is written.
 function countAnswer(status) {
   if (status >= 400 && status < 500) process.err4xxcounter++;
   else if (status >= 500 && status < 600) process.err5xxcounter++;
