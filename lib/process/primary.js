@@ -12,7 +12,7 @@ const { version } = require('../../package.json');
 const { defaultDirectoriesNote } = require('../product');
 const { startRenewalTimer } = require('../net/certificate');
 const { Watchdog, beatInterval } = require('./watchdog');
-const { Rebalancer } = require('./rebalance');
+const { Rebalancer, DECIDE_DELAY_MS } = require('./rebalance');
 const { createPrimaryMetrics } = require('./metrics');
 const { EXIT_CONFIG, startFailureStatus } = require('./exit-status');
 const { takeNotifySocket, notifyReady, notifyStatus } = require('./notify');
@@ -59,6 +59,7 @@ class Supervisor {
     this.rateCounter = null; // the host's rate-limit counter (rate-limits/counter.js), made when a config has rateLimits
     this.cacheIndex = null; // the proxy cache's index (proxy-cache-index.js), when a rule caches
     this.rebalancer = new Rebalancer({ intervalMs: () => beatInterval(this.config?.workerStallTimeout ?? 0) });
+    this.balanceTimer = null; // the decision pending after a heartbeat (balance)
     this.dispatch = createDispatcher(PRIMARY, this.messageHandlers(), log);
   }
 
@@ -218,13 +219,18 @@ class Supervisor {
   // is changing (a reload or a stop moves connections anyway).
   balance(worker, busy) {
     if (busy === undefined || cluster.schedulingPolicy !== cluster.SCHED_NONE) return;
-    if (this.config?.balanceConnections === false || this.reloading || this.stopping) return;
-    const serving = [...this.pool].filter((w) => w.svr.ready && !w.svr.retiring);
-    if (!serving.includes(worker)) return;
-    const forMs = 2 * beatInterval(this.config?.workerStallTimeout ?? 0);
-    for (const [busiest, count] of this.rebalancer.report(worker, busy, serving)) {
-      if (busiest.isConnected()) busiest.send({ type: 'shed-connections', count, forMs }, () => {});
-    }
+    this.rebalancer.report(worker, busy);
+    if (this.balanceTimer) return;
+    this.balanceTimer = setTimeout(() => {
+      this.balanceTimer = null;
+      if (this.config?.balanceConnections === false || this.reloading || this.stopping) return;
+      const serving = [...this.pool].filter((w) => w.svr.ready && !w.svr.retiring);
+      const forMs = 2 * beatInterval(this.config?.workerStallTimeout ?? 0);
+      for (const [busiest, count] of this.rebalancer.decide(serving)) {
+        if (busiest.isConnected()) busiest.send({ type: 'shed-connections', count, forMs }, () => {});
+      }
+    }, DECIDE_DELAY_MS);
+    this.balanceTimer.unref();
   }
 
   // Resolves with the worker's listeners once it listens; rejects if it fails first.

@@ -5,21 +5,28 @@
 // five keep-alive connections opened together all landed on one of two workers in 5-16 of 30
 // trials (docs/performance.md), and a client that keeps its connections (a load balancer, a
 // benchmark, the SVR.JS blog's 5-connection test) then uses half the machine for as long as they
-// live. So the primary reads, from every worker's heartbeat, how many of its connections carried
-// a request since the previous heartbeat, and asks a worker holding more than its share to close
+// live. So the primary reads, from every worker's heartbeat (and an early one as soon as its
+// connections change), how many of its connections carried a request within the last heartbeat
+// interval, and asks a worker holding more than its share to close
 // that many: it answers the next request on each of them with `Connection: close` (a response
 // every HTTP/1.1 client handles), the client reconnects, and the worker that is idle, not the
 // busy one, is the one waiting in accept() to take it. HTTP/2 connections and idle ones are left
 // alone. With "rr" the primary deals connections in turn and none of this runs.
 //
 //   planShedding(counts) -> Map(worker -> connections to close)     (pure; counts: Map(worker -> n))
-//   new Rebalancer({ intervalMs }).report(worker, busy, serving, now) -> [[worker, n], ...]
+//   rebalancer = new Rebalancer({ intervalMs }); rebalancer.report(worker, busy, now);
+//   rebalancer.decide(serving, now) -> [[worker, n], ...]            (DECIDE_DELAY_MS after a report)
 
 // A worker is asked to shed only when it holds more than its share and at least this many more
 // busy connections than the least loaded worker: a difference of one cannot be evened out.
 const MIN_DIFFERENCE = 2;
-// After an order, reports from the next intervals still count connections from before it.
-const SETTLE_INTERVALS = 2;
+// A decision waits this long after a report for the other workers' reports of the same moment: a
+// burst reaches every worker's count at once, and each reports it a few milliseconds apart
+// (process/watchdog.js's early beat); deciding on the first alone moved connections that were fine.
+const DECIDE_DELAY_MS = 40;
+// After an order, the next waits this long: the worker closes at its next requests, the clients
+// reconnect, and both workers' early beats (at most one per 200 ms each) report the new counts.
+const SETTLE_MS = 300;
 
 function planShedding(counts) {
   const plan = new Map();
@@ -49,10 +56,15 @@ class Rebalancer {
     this.reports.delete(worker);
   }
 
-  // A worker's heartbeat. serving: the workers that serve now (ready, not retiring).
-  // Returns the orders to send, when every serving worker has reported recently.
-  report(worker, busy, serving, now = Date.now()) {
+  // A worker's heartbeat, kept whether or not it serves yet: a worker's first beat goes as it
+  // starts, and its next may be a second away (or further, while a script holds its event loop).
+  report(worker, busy, now = Date.now()) {
     this.reports.set(worker, { busy, at: now });
+  }
+
+  // The orders to send now: [[worker, connections to close], ...], when every serving worker
+  // (ready, not retiring) has reported recently and no order is settling.
+  decide(serving, now = Date.now()) {
     if (now < this.quietUntil) return [];
     const intervalMs = this.intervalMs();
     const counts = new Map();
@@ -62,9 +74,9 @@ class Rebalancer {
       counts.set(w, seen.busy);
     }
     const plan = planShedding(counts);
-    if (plan.size > 0) this.quietUntil = now + SETTLE_INTERVALS * intervalMs;
+    if (plan.size > 0) this.quietUntil = now + SETTLE_MS;
     return [...plan];
   }
 }
 
-module.exports = { planShedding, Rebalancer };
+module.exports = { planShedding, Rebalancer, DECIDE_DELAY_MS, SETTLE_MS };

@@ -29,9 +29,19 @@ function beatInterval(stallTimeoutMs) {
   return stallTimeoutMs > 0 ? heartbeatInterval(stallTimeoutMs) : HEARTBEAT_MAX_INTERVAL_MS;
 }
 
+// A burst of connections opened or closed together (a load balancer's pool, a benchmark's five
+// connections) changes the balance at once; waiting for the next timed beat left all five on one
+// worker for up to a second. So the worker calls connectionsChanged() as it accepts or loses a
+// connection, and EARLY_BEAT_DELAY_MS later (the rest of the burst has arrived by then) its busy
+// count goes out if it differs from the last one sent. After an early beat the next one waits
+// EARLY_BEAT_GAP_MS: a site whose clients open a connection per request sends at most a few a
+// second, not one per connection.
+const EARLY_BEAT_DELAY_MS = 20;
+const EARLY_BEAT_GAP_MS = 200;
+
 // send(message): process.send. served(): requests this worker has been given so far.
 // busyConnections(windowMs): its connections that carried a request within windowMs (rebalance.js).
-// Returns noteUserCode({ req, res }) for the scripting stage's hook.
+// Returns { noteUserCode({ req, res }) for the scripting stage's hook, connectionsChanged() }.
 function startHeartbeat({ stallTimeoutMs, send, served, busyConnections = () => undefined }) {
   // The last request that entered user code: the scripting stage's state for it ({ req, res }),
   // kept as it is (no object of our own per request), and when it entered.
@@ -45,18 +55,37 @@ function startHeartbeat({ stallTimeoutMs, send, served, busyConnections = () => 
   let noted = false; // a request entered user code since the last message, and the note went
   // busy: given by the timed beats only (one count per interval is what the balancing needs).
   // note: the message names the first request to enter user code after the previous message.
+  let lastBusy; // the busy count last sent
   const beat = (busy, note) => {
     noted = note;
+    if (busy !== undefined) lastBusy = busy;
     send({ type: 'heartbeat', served: served(), running: running(), busy, note });
   };
   const timedBeat = () => beat(busyConnections(intervalMs), false);
   // Beats go even with the watchdog off: the supervisor learns from them whether a worker served.
   setInterval(timedBeat, intervalMs).unref();
   timedBeat();
-  return function noteUserCode(state) {
-    current = state;
-    currentAt = Date.now();
-    if (stallTimeoutMs > 0 && !noted) beat(undefined, true);
+  let earlyAt = 0; // when the pending early beat goes (0: none pending)
+  let lastEarlyAt = -Infinity;
+  const earlyBeat = () => {
+    earlyAt = 0;
+    const busy = busyConnections(intervalMs);
+    if (busy === lastBusy) return;
+    lastEarlyAt = Date.now();
+    beat(busy, false);
+  };
+  return {
+    noteUserCode(state) {
+      current = state;
+      currentAt = Date.now();
+      if (stallTimeoutMs > 0 && !noted) beat(undefined, true);
+    },
+    connectionsChanged() {
+      if (earlyAt !== 0) return;
+      const now = Date.now();
+      earlyAt = Math.max(now + EARLY_BEAT_DELAY_MS, lastEarlyAt + EARLY_BEAT_GAP_MS);
+      setTimeout(earlyBeat, earlyAt - now).unref();
+    },
   };
 }
 
@@ -130,4 +159,4 @@ function describeStall(silentMs, state, now) {
   return `its event loop has not answered for ${silentMs} ms; ${what}`;
 }
 
-module.exports = { startHeartbeat, beatInterval, Watchdog };
+module.exports = { startHeartbeat, beatInterval, Watchdog, EARLY_BEAT_DELAY_MS, EARLY_BEAT_GAP_MS };

@@ -49,6 +49,8 @@ class Worker {
     this.served = 0; // requests given to this worker; the primary's crash backoff reads it
     this.toShed = 0; // connections the primary asked this worker to close (process/rebalance.js)
     this.shedUntil = 0;
+    // Tells the heartbeat a connection came or went (process/watchdog.js: the balancing's early beat).
+    this.connectionsChanged = () => {};
     this.configFile = configFile;
     // hooks.metricsSink: where the request counts go (the primary), when metrics are on.
     this.metrics = hooks.metricsSink ? new WorkerMetrics(hooks.metricsSink, {
@@ -196,7 +198,11 @@ class Worker {
 
   track(socket) {
     this.sockets.set(socket, { active: 0, idleSince: Date.now(), h2: false, used: false });
-    socket.once('close', () => this.sockets.delete(socket));
+    this.connectionsChanged();
+    socket.once('close', () => {
+      this.sockets.delete(socket);
+      this.connectionsChanged();
+    });
   }
 
   async listen() {
@@ -360,7 +366,9 @@ function runClusterWorker() {
       }, { disableMods: message.disableMods });
       if (worker) {
         const send = (beat) => { if (process.connected) process.send(beat); };
-        observeUserCode(startHeartbeat({ stallTimeoutMs: message.config.workerStallTimeout, send, served: () => worker.served, busyConnections: (windowMs) => worker.busyConnections(windowMs) }));
+        const heartbeat = startHeartbeat({ stallTimeoutMs: message.config.workerStallTimeout, send, served: () => worker.served, busyConnections: (windowMs) => worker.busyConnections(windowMs) });
+        observeUserCode(heartbeat.noteUserCode);
+        if (message.config.balanceConnections !== false) worker.connectionsChanged = heartbeat.connectionsChanged;
       }
     },
     'acme-challenge': (message) => answerAcme(worker, message),

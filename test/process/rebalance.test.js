@@ -9,7 +9,7 @@ const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const net = require('node:net');
 const { startServer } = require('../support/helpers');
-const { planShedding, Rebalancer } = require('../../lib/process/rebalance');
+const { planShedding, Rebalancer, SETTLE_MS } = require('../../lib/process/rebalance');
 
 const SCRIPT = `
 const url = new URL(req.url, 'http://x');
@@ -117,15 +117,21 @@ test('planShedding: only a worker above its share and 2 above the least loaded s
   assert.deepEqual(plan(6, 0, 0), [['w0', 4]]);
 });
 
-test('Rebalancer: orders only once every serving worker has reported, then waits for fresh counts', () => {
-  const r = new Rebalancer({ intervalMs: () => 100 });
-  assert.deepEqual(r.report('a', 5, ['a', 'b'], 1000), [], 'b has not reported');
-  assert.deepEqual(r.report('b', 0, ['a', 'b'], 1010), [['a', 2]]);
-  assert.deepEqual(r.report('a', 5, ['a', 'b'], 1100), [], 'settling: counts from before the order');
-  assert.deepEqual(r.report('a', 5, ['a', 'b'], 1300), [], 'b is silent for more than 2 intervals');
-  assert.deepEqual(r.report('b', 0, ['a', 'b'], 1310), [['a', 2]]);
+test('Rebalancer: orders only once every serving worker has reported, then lets the order settle', () => {
+  const r = new Rebalancer({ intervalMs: () => 1000 });
+  r.report('a', 5, 1000);
+  assert.deepEqual(r.decide(['a', 'b'], 1040), [], 'b has not reported');
+  r.report('b', 0, 1010);
+  assert.deepEqual(r.decide(['a', 'b'], 1050), [['a', 2]]);
+  r.report('a', 5, 1100);
+  assert.deepEqual(r.decide(['a', 'b'], 1140), [], `settling: the order is carried out within ${SETTLE_MS} ms`);
+  assert.deepEqual(r.decide(['a', 'b'], 1050 + SETTLE_MS), [['a', 2]], 'still 5 and 0 once settled');
+  r.report('a', 5, 4000);
+  assert.deepEqual(r.decide(['a', 'b'], 4040), [], 'b is silent for more than 2 intervals');
   r.forget('b');
-  assert.deepEqual(r.report('a', 5, ['a'], 1600), [], 'a lone worker');
+  assert.deepEqual(r.decide(['a'], 4040), [], 'a lone worker');
+  r.report('c', 0, 4050);
+  assert.deepEqual(r.decide(['a', 'c'], 4090), [['a', 2]], 'c reported before it served: its count stands');
 });
 
 test('a worker holding 4 of 5 busy connections closes one, and the client lands on the idle worker', async () => {
@@ -146,6 +152,33 @@ test('a worker holding 4 of 5 busy connections closes one, and the client lands 
     open.push(again);
     assert.equal((await again.get('/pid')).pid, x, 'the reconnected client should be served by the idle worker');
     assert.equal((await busy).pid, y);
+  } finally {
+    for (const c of open) c.close();
+    await server.stop();
+  }
+});
+
+// With the default heartbeat (a beat a second) the order follows the imbalance at once: the
+// worker that took the burst says so EARLY_BEAT_DELAY_MS after it (process/watchdog.js), where a
+// timed beat would come anywhere in the next second.
+test('a burst on one worker is evened out at once, not at the next timed heartbeat', async () => {
+  const server = await startServer({ config: { workers: 2, enableLogging: false }, files: { 'serverSideScript.js': SCRIPT } });
+  const open = [];
+  try {
+    const [first] = await openOn(server.port, 1);
+    open.push(first);
+    const x = (await first.get('/pid')).pid;
+    const since = server.stdout().length;
+    const blocked = first.get('/block?ms=1500');
+    await server.waitForLog(new RegExp(`blocking ${x}`), 'stdout', since);
+    const openedAt = Date.now();
+    const others = await openOn(server.port, 4);
+    open.push(...others);
+    const closed = await untilOneCloses(others, 1500);
+    const tookMs = Date.now() - openedAt;
+    assert.ok(closed, 'no response on the busy worker carried Connection: close while the other worker was blocked');
+    assert.ok(tookMs < 500, `the order came ${tookMs} ms after the burst; a timed heartbeat takes up to 1000`);
+    await blocked;
   } finally {
     for (const c of open) c.close();
     await server.stop();
