@@ -15,6 +15,10 @@
 //   takeDeferred(res, fixed) -> boolean   true when `fixed` is still waiting and nothing else was
 //                                          set on the response: the caller puts them (first) into
 //                                          the header object it gives writeHead
+//   whenClosed(res, onClose)               onClose() once, as the response's 'close' is emitted:
+//                                          on an SvrResponse a slot read by its emit (no listener
+//                                          added per response; several run in the order given),
+//                                          else res.on('close')
 //
 // Every reader and writer of the response's headers (getHeader, getHeaders, getHeaderNames,
 // hasHeader, removeHeader, appendHeader, writeHead, which write, end and flushHeaders go through) sets the
@@ -25,6 +29,7 @@
 const http = require('node:http');
 
 const kDeferred = Symbol('svr.deferredHeaders');
+const kOnClose = Symbol('svr.onClose');
 // Node's own methods, for the waiting headers themselves (the overrides below would recurse).
 const { getHeaderNames, hasHeader, setHeader } = http.ServerResponse.prototype;
 
@@ -40,14 +45,27 @@ function applyDeferred(res) {
 }
 
 class SvrResponse extends http.ServerResponse {
-  constructor(...args) {
-    super(...args);
+  constructor(req, options) {
+    super(req, options);
     this[kDeferred] = null;
+    this[kOnClose] = null;
   }
 
-  writeHead(...args) {
+  // 'close' comes once per response, after 'finish' or when the connection is lost first; the
+  // worker's bookkeeping and the access log run first, as a listener added on arrival would.
+  emit(event, arg) {
+    if (event === 'close' && this[kOnClose] !== null) {
+      const onClose = this[kOnClose];
+      this[kOnClose] = null;
+      onClose();
+    }
+    if (arguments.length <= 2) return arguments.length === 1 ? super.emit(event) : super.emit(event, arg);
+    return super.emit(...arguments);
+  }
+
+  writeHead(statusCode, reason, headers) {
     applyDeferred(this);
-    return super.writeHead(...args);
+    return super.writeHead(statusCode, reason, headers);
   }
 
   getHeader(name) {
@@ -93,4 +111,10 @@ function takeDeferred(res, fixed) {
   return true;
 }
 
-module.exports = { SvrResponse, deferHeaders, takeDeferred };
+function whenClosed(res, onClose) {
+  const before = res[kOnClose];
+  if (before === undefined) res.on('close', onClose); // not an SvrResponse
+  else res[kOnClose] = before === null ? onClose : () => { before(); onClose(); }; // in the order given
+}
+
+module.exports = { SvrResponse, deferHeaders, takeDeferred, whenClosed };

@@ -6,6 +6,8 @@
 // connection are handled at a time, the rest wait their turn in order, and the connection is
 // not read while requests wait (as nginx, which reads the next request only after answering).
 
+const { whenClosed } = require('../http/response');
+
 const kPipeline = Symbol('svr.pipeline');
 
 function boundPipelining(handler, maxRunning) {
@@ -32,7 +34,7 @@ function boundPipelining(handler, maxRunning) {
 
   function run(state, req, res) {
     state.running++;
-    res.on('close', () => { // 'close' comes once; on() spares the once-wrapper and its removal
+    whenClosed(res, () => {
       state.running--;
       runWaiting(state);
     });

@@ -6,6 +6,7 @@
 const net = require('node:net');
 const log = require('../log');
 const accessLog = require('../access-log');
+const { whenClosed } = require('../http/response');
 const { createPipeline } = require('../pipeline');
 const { createListeners } = require('../net/listeners');
 const { handleUpgrade } = require('../net/upgrade');
@@ -157,19 +158,21 @@ class Worker {
     handle(req, res);
   }
 
-  // One 'close' listener per response, for both what ends with it: the socket's count of
-  // requests in flight (state: undefined for a socket not tracked) and the access log's line.
+  // One call as each response closes (http/response.js's whenClosed), for both what ends with it:
+  // the socket's count of requests in flight (state: undefined for a socket not tracked) and the
+  // access log's line.
   watchClose(req, res, state) {
     const logLine = this.logLine;
     if (state === undefined && logLine === null) return;
-    const startedAt = logLine === null ? 0 : process.uptime(); // the access log's clock (access-log.js)
+    const startedAt = logLine === null ? 0 : accessLog.clock();
     const remote = logLine === null ? undefined : accessLog.peerAddress(req);
-    res.on('close', () => { // 'close' comes once; on() spares the once-wrapper and its removal
+    whenClosed(res, () => {
+      const now = Date.now();
       if (state !== undefined) {
         state.active--;
-        state.idleSince = Date.now();
+        state.idleSince = now;
       }
-      if (logLine !== null) logLine(req, res, startedAt, remote);
+      if (logLine !== null) logLine(req, res, startedAt, remote, now);
     });
   }
 

@@ -128,6 +128,24 @@ test('the combined line keeps its format across seconds and months (the timestam
   assert.equal(logged('combined', req, { length: 5, now: Date.UTC(2027, 0, 2, 3, 4, 6, 999) }), '127.0.0.1 - - [02/Jan/2027:03:04:06 +0000] "GET /a HTTP/1.1" 200 5 "-" "-" 0.012');
 });
 
+test('the combined line\'s seconds are rounded to the millisecond, and its request line is escaped as any quoted field', () => {
+  const req = { method: 'GET', url: '/a', httpVersion: '1.1', headers: {}, socket: {}, svr: { originalUrl: '/a' } };
+  const res = { statusCode: 200, getHeader: () => 5 };
+  const now = Date.UTC(2026, 10, 26, 10, 49, 5, 7);
+  const secondsOf = (seconds) => combinedLine(req, res, '-', seconds, now).split(' ').pop();
+  const expected = [[0, '0.000'], [0.0004, '0.000'], [0.0006, '0.001'], [0.012345, '0.012'], [0.9996, '1.000'], [1, '1.000'], [1.9994, '1.999'], [59.0104, '59.010'], [12345.6784, '12345.678'], [0.1 + 0.2, '0.300']];
+  for (const [seconds, text] of expected) assert.equal(secondsOf(seconds), text, String(seconds));
+  for (let i = 0; i < 10000; i++) { // as toFixed(3) but for the rounding of exact half-milliseconds
+    const seconds = Math.random() * 10 ** (i % 5 - 2);
+    const text = secondsOf(seconds);
+    assert.match(text, /^\d+\.\d{3}$/);
+    assert.ok(Math.abs(Number(text) - seconds) <= 0.0005 + 1e-9, `${seconds}: ${text}`);
+    assert.equal(text, seconds.toFixed(3), String(seconds));
+  }
+  const odd = { ...req, method: 'G"T', svr: { originalUrl: '/a"\\b\u0001' } };
+  assert.match(combinedLine(odd, res, '-', 0, now), / "G\\"T \/a\\"\\\\b\\x01 HTTP\/1\.1" 200 /);
+});
+
 test('a line longer than the batch buffer, and lines in several scripts, reach stdout whole', async () => {
   const script = `
     const { EventEmitter } = require('node:events');
