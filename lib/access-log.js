@@ -199,10 +199,11 @@ function jsonOrNull(text) {
 
 // The access log's clock: seconds on the monotonic clock as a plain number. process.hrtime()'s
 // pair costs half what process.uptime() does (a plain binding call) and no BigInt; unlike the
-// global `performance` it loads nothing (perf_hooks) into the worker.
+// global `performance` it loads nothing (perf_hooks) into the worker. Destructuring the pair
+// made Node 24 allocate 0.4 KB more per request (test/process/script-request-allocation.test.js).
 function clock() {
-  const [seconds, nanoseconds] = process.hrtime();
-  return seconds + nanoseconds / 1e9;
+  const time = process.hrtime(); // [seconds, nanoseconds]; read by index: destructuring would iterate
+  return time[0] + time[1] / 1e9;
 }
 
 // The line for one finished request: (req, res, startedAt, remote, now), where startedAt is the
