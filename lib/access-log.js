@@ -198,7 +198,7 @@ function jsonOrNull(text) {
 }
 
 // The access log's clock: seconds on the monotonic clock as a plain number. process.hrtime()'s
-// pair costs half what process.uptime() does (a plain binding call) and no BigInt; unlike the
+// pair costs less than process.uptime() (a plain binding call) and makes no BigInt; unlike the
 // global `performance` it loads nothing (perf_hooks) into the worker. Destructuring the pair
 // made Node 24 allocate 0.4 KB more per request (test/process/script-request-allocation.test.js).
 function clock() {
