@@ -216,7 +216,8 @@ class Supervisor {
 
   // balanceConnections (rebalance.js): a worker holding more than its share of the busy keep-alive
   // connections is asked to close the extra ones. Only under SCHED_NONE, and not while the pool
-  // is changing (a reload or a stop moves connections anyway).
+  // is changing (a reload or a stop moves connections anyway). Every report is kept; the decision
+  // comes DECIDE_DELAY_MS after the first report since the last one, with the others of that moment.
   balance(worker, busy) {
     if (busy === undefined || cluster.schedulingPolicy !== cluster.SCHED_NONE) return;
     this.rebalancer.report(worker, busy);

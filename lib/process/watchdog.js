@@ -7,8 +7,9 @@
 // serverSideScript.js) can loop for ever, so a request that enters user code may send a note at
 // once: the write reaches the primary's pipe before the code runs, even if it never returns. Only
 // the first request to enter user code after the worker's last message sends one, so a busy
-// worker sends at most two messages per heartbeat interval (the beat and one note), however many
-// requests it serves: a note per request cost the primary a fifth of the CPU of a small script's
+// worker whose connections stay open sends at most two messages per heartbeat interval (the beat
+// and one note), however many requests it serves (connections that come and go add the early
+// beats below, at most five a second, and a note after each): a note per request cost the primary a fifth of the CPU of a small script's
 // requests. What this costs: a worker that stalls in a later request of the same interval is
 // described by the note's request, "or a later one". Static requests send nothing.
 //
