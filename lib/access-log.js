@@ -161,8 +161,8 @@ function requestLine(req) {
   return `"${method} ${url} HTTP/${req.httpVersion}"`;
 }
 
-// seconds as toFixed(3) writes it (to the millisecond, rounded), from whole numbers: toFixed is
-// a call into the runtime, several times the cost of the arithmetic.
+// seconds to the millisecond, rounded, as toFixed(3) writes it (but for an exact half-millisecond,
+// which this rounds up), from whole numbers: toFixed is a call into V8's runtime.
 function millisecondsText(seconds) {
   const ms = Math.round(seconds * 1000);
   const fraction = ms % 1000;
