@@ -6,6 +6,7 @@
 const cluster = require('node:cluster');
 const log = require('../log');
 const { workerCount } = require('../config/load');
+const { workerExecArgv } = require('./worker-exec-argv');
 const { prepareStart } = require('./start');
 const { describeListenAddress, removeStaleSockets } = require('../config/listen-address');
 const { version } = require('../../package.json');
@@ -197,6 +198,7 @@ class Supervisor {
   }
 
   fork() {
+    cluster.setupPrimary({ execArgv: workerExecArgv(this.config) }); // the config of this moment (a reload may change it)
     const worker = cluster.fork();
     worker.svr = { startedAt: Date.now(), ready: false, retiring: false, served: 0 };
     this.alive.add(worker);
