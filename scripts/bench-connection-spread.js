@@ -29,6 +29,7 @@ const args = minimist(process.argv.slice(2), { string: ['policy'], boolean: ['bu
 const connections = Number(args.connections);
 const trials = Math.min(Number(args.trials), 1000);
 const settleMs = Number(args.settle || 0);
+const EVEN = Math.ceil(connections / 2); // the most one worker holds in an even split
 const svrScript = args.svr ? path.resolve(args.svr) : path.join(__dirname, '..', 'svr.js');
 const SCRIPT = `if (req.url === '/pid' || req.url === '/work') {
   disableEndElseCallbackExecute = true;
@@ -99,7 +100,6 @@ function workLoop(port, onAnswer, until) {
 async function settleTrial(port) {
   const start = Date.now();
   const pidOfConnection = new Array(connections).fill(0);
-  const even = Math.ceil(connections / 2);
   let firstBusiest = 0;
   let unevenMs = null;
   const busiestNow = () => {
@@ -112,7 +112,7 @@ async function settleTrial(port) {
     if (pidOfConnection.includes(0)) return;
     const busiest = busiestNow();
     if (firstBusiest === 0) firstBusiest = busiest;
-    if (unevenMs === null && busiest <= even) unevenMs = Date.now() - start;
+    if (unevenMs === null && busiest <= EVEN) unevenMs = Date.now() - start;
   }, start + settleMs)));
   return { busiest: firstBusiest, unevenMs: unevenMs === null ? settleMs : unevenMs };
 }
@@ -145,7 +145,7 @@ async function main() {
     for (let i = 0; i < trials; i++) {
       const outcome = settleMs > 0 ? await settleTrial(port) : { busiest: await trial(port) };
       busierWorker[outcome.busiest] = (busierWorker[outcome.busiest] || 0) + 1;
-      if (outcome.busiest > Math.ceil(connections / 2)) unevenMs.push(outcome.unevenMs);
+      if (outcome.busiest > EVEN) unevenMs.push(outcome.unevenMs);
     }
   } finally {
     if (spinner) spinner.kill('SIGKILL');

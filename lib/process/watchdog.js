@@ -9,8 +9,8 @@
 // the first request to enter user code after the worker's last message sends one, so a busy
 // worker whose connections stay open sends at most two messages per heartbeat interval (the beat
 // and one note), however many requests it serves (connections that come and go add the early
-// beats below, at most five a second, and a note after each): a note per request cost the primary a fifth of the CPU of a small script's
-// requests. What this costs: a worker that stalls in a later request of the same interval is
+// beats below, at most five a second, and a note after each): a note per request cost the primary
+// a fifth of the CPU of a small script's requests. What this costs: a worker that stalls in a later request of the same interval is
 // described by the note's request, "or a later one". Static requests send nothing.
 //
 // Primary side: every worker's last heartbeat is checked once per interval; a worker silent for
@@ -54,7 +54,7 @@ function startHeartbeat({ stallTimeoutMs, send, served, busyConnections = () => 
   };
   const intervalMs = beatInterval(stallTimeoutMs);
   let noted = false; // a request entered user code since the last message, and the note went
-  // busy: given by the timed beats only (one count per interval is what the balancing needs).
+  // busy: given by the timed beats and the early ones (rebalance.js reads it), never by a note.
   // note: the message names the first request to enter user code after the previous message.
   let lastBusy; // the busy count last sent
   const beat = (busy, note) => {
