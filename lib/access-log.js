@@ -111,12 +111,15 @@ function jsonString(text) {
   return NEEDS_JSON_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
 }
 
-// The body's length in bytes, or null when nobody knows it (a script's chunked body).
+// The body's length in bytes, or null when nobody knows it (a script's chunked body): what the
+// stage that answered counted or announced (req.svr.bodyBytes; a head written straight from an
+// object keeps no Content-Length to read back), else the response's Content-Length.
 function bodyBytes(req, res) {
   if (req.method === 'HEAD' || res.statusCode === 304 || res.statusCode === 204) return 0;
+  const counted = req.svr === undefined ? undefined : req.svr.bodyBytes;
+  if (counted !== undefined && counted !== null) return counted;
   const length = Number(res.getHeader('content-length') ?? NaN);
-  if (Number.isInteger(length) && length >= 0) return length;
-  return (req.svr && req.svr.bodyBytes) ?? null;
+  return Number.isInteger(length) && length >= 0 ? length : null;
 }
 
 // A request header's value, or null when it is missing or empty.

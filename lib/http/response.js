@@ -1,22 +1,28 @@
 'use strict';
-// svr's HTTP/1 response: Node's ServerResponse, except that the site's fixed headers (Server and
-// the fixed customHeaders, set for every request by the first stage) wait on the response until
-// something reads or writes its headers, and are then set as if they had been set first.
+// svr's responses: Node's ServerResponse and Http2ServerResponse, except that the site's fixed
+// headers (Server and the fixed customHeaders, set for every request by the first stage) wait on
+// the response until something reads or writes its headers, and are then set as if they had been
+// set first.
 //
-// Why: Node's writeHead(status, headers) builds the head straight from the object it is given
-// when setHeader was never called on the response; a single setHeader before it makes writeHead
-// merge the object into the response one setHeader at a time (each validated, lower-cased and
-// stored). The static stage answers with a header object made once per file version; with the
-// fixed headers folded into that object (takeDeferred), most responses take the direct path.
+// Why: Node's HTTP/1 writeHead(status, headers) builds the head straight from the object it is
+// given when setHeader was never called on the response; a single setHeader before it makes
+// writeHead merge the object into the response one setHeader at a time (each validated,
+// lower-cased and stored). HTTP/2's head is one object too (net/http2-sessions.js, respondWhole).
+// The static stage answers with a header object made once per file version; with the fixed
+// headers folded into that object (takeDeferred), most responses take the direct path.
 //
-//   deferHeaders(res, fixed) -> boolean   fixed: [[name, value]]; false when res is not an
-//                                          SvrResponse (HTTP/2, a response made for an upgraded
-//                                          socket): the caller sets them at once instead
+//   deferringResponse(Base) -> class      Base with the waiting headers and the close slot below
+//                                          (SvrResponse here; HTTP/2's in net/http2-sessions.js).
+//                                          Base.prototype's setHeader and hasHeader set them.
+//   deferHeaders(res, fixed) -> boolean   fixed: [[name, value]]; false when res is not such a
+//                                          response (a response made for an upgraded socket): the
+//                                          caller sets them at once instead
 //   takeDeferred(res, fixed) -> boolean   true when `fixed` is still waiting and nothing else was
 //                                          set on the response: the caller puts them (first) into
-//                                          the header object it gives writeHead
+//                                          the header object it answers with
+//   applyDeferred(res)                     sets what still waits (a subclass's own head writer)
 //   whenClosed(res, onClose)               onClose() once, as the response's 'close' is emitted:
-//                                          on an SvrResponse a slot read by its emit (no listener
+//                                          on such a response a slot read by its emit (no listener
 //                                          added per response; several run in the order given),
 //                                          else res.on('close')
 //
@@ -30,74 +36,85 @@ const http = require('node:http');
 
 const kDeferred = Symbol('svr.deferredHeaders');
 const kOnClose = Symbol('svr.onClose');
-// Node's own methods, for the waiting headers themselves (the overrides below would recurse).
-const { getHeaderNames, hasHeader, setHeader } = http.ServerResponse.prototype;
+const kApply = Symbol('svr.applyDeferred');
+const kNothingSet = Symbol('svr.nothingSet');
 
-function applyDeferred(res) {
-  const fixed = res[kDeferred];
-  if (fixed === null) return;
-  res[kDeferred] = null;
-  if (res.headersSent) return;
-  for (let i = 0; i < fixed.length; i++) {
-    const [name, value] = fixed[i];
-    if (!hasHeader.call(res, name)) setHeader.call(res, name, value);
-  }
-}
+function deferringResponse(Base) {
+  // The base's own methods, for the waiting headers themselves (the overrides below would recurse).
+  const { getHeaderNames, hasHeader, setHeader } = Base.prototype;
 
-class SvrResponse extends http.ServerResponse {
-  constructor(req, options) {
-    super(req, options);
-    this[kDeferred] = null;
-    this[kOnClose] = null;
-  }
-
-  // 'close' comes once per response, after 'finish' or when the connection is lost first; the
-  // worker's bookkeeping and the access log run first, as a listener added on arrival would.
-  emit(event, arg) {
-    if (event === 'close' && this[kOnClose] !== null) {
-      const onClose = this[kOnClose];
+  return class DeferringResponse extends Base {
+    constructor(first, options) { // (req, options) for HTTP/1, (stream, options) for HTTP/2
+      super(first, options);
+      this[kDeferred] = null;
       this[kOnClose] = null;
-      onClose();
     }
-    if (arguments.length <= 2) return arguments.length === 1 ? super.emit(event) : super.emit(event, arg);
-    return super.emit(...arguments);
-  }
 
-  writeHead(statusCode, reason, headers) {
-    applyDeferred(this);
-    return super.writeHead(statusCode, reason, headers);
-  }
+    [kApply]() {
+      const fixed = this[kDeferred];
+      if (fixed === null) return;
+      this[kDeferred] = null;
+      if (this.headersSent) return;
+      for (let i = 0; i < fixed.length; i++) {
+        const [name, value] = fixed[i];
+        if (!hasHeader.call(this, name)) setHeader.call(this, name, value);
+      }
+    }
 
-  getHeader(name) {
-    applyDeferred(this);
-    return super.getHeader(name);
-  }
+    [kNothingSet]() {
+      return getHeaderNames.call(this).length === 0;
+    }
 
-  getHeaders() {
-    applyDeferred(this);
-    return super.getHeaders();
-  }
+    // 'close' comes once per response, after 'finish' or when the connection is lost first; the
+    // worker's bookkeeping and the access log run first, as a listener added on arrival would.
+    emit(event, arg) {
+      if (event === 'close' && this[kOnClose] !== null) {
+        const onClose = this[kOnClose];
+        this[kOnClose] = null;
+        onClose();
+      }
+      if (arguments.length <= 2) return arguments.length === 1 ? super.emit(event) : super.emit(event, arg);
+      return super.emit(...arguments);
+    }
 
-  getHeaderNames() {
-    applyDeferred(this);
-    return super.getHeaderNames();
-  }
+    writeHead(statusCode, reason, headers) {
+      if (this[kDeferred] !== null) this[kApply]();
+      return super.writeHead(statusCode, reason, headers);
+    }
 
-  hasHeader(name) {
-    applyDeferred(this);
-    return super.hasHeader(name);
-  }
+    getHeader(name) {
+      if (this[kDeferred] !== null) this[kApply]();
+      return super.getHeader(name);
+    }
 
-  removeHeader(name) {
-    applyDeferred(this);
-    return super.removeHeader(name);
-  }
+    getHeaders() {
+      if (this[kDeferred] !== null) this[kApply]();
+      return super.getHeaders();
+    }
 
-  appendHeader(name, value) { // adds to a fixed header of that name, as it would have
-    applyDeferred(this);
-    return super.appendHeader(name, value);
-  }
+    getHeaderNames() {
+      if (this[kDeferred] !== null) this[kApply]();
+      return super.getHeaderNames();
+    }
+
+    hasHeader(name) {
+      if (this[kDeferred] !== null) this[kApply]();
+      return super.hasHeader(name);
+    }
+
+    removeHeader(name) {
+      if (this[kDeferred] !== null) this[kApply]();
+      return super.removeHeader(name);
+    }
+
+    appendHeader(name, value) { // adds to a fixed header of that name, as it would have
+      if (this[kDeferred] !== null) this[kApply]();
+      return super.appendHeader(name, value);
+    }
+  };
 }
+
+class SvrResponse extends deferringResponse(http.ServerResponse) {}
 
 function deferHeaders(res, fixed) {
   if (res[kDeferred] !== null) return false; // not ours (undefined), or already waiting
@@ -106,15 +123,19 @@ function deferHeaders(res, fixed) {
 }
 
 function takeDeferred(res, fixed) {
-  if (res[kDeferred] !== fixed || getHeaderNames.call(res).length !== 0) return false;
+  if (res[kDeferred] !== fixed || !res[kNothingSet]()) return false;
   res[kDeferred] = null;
   return true;
 }
 
+function applyDeferred(res) {
+  if (res[kDeferred] !== undefined) res[kApply]();
+}
+
 function whenClosed(res, onClose) {
   const before = res[kOnClose];
-  if (before === undefined) res.on('close', onClose); // not an SvrResponse
+  if (before === undefined) res.on('close', onClose); // not ours
   else res[kOnClose] = before === null ? onClose : () => { before(); onClose(); }; // in the order given
 }
 
-module.exports = { SvrResponse, deferHeaders, takeDeferred, whenClosed };
+module.exports = { SvrResponse, deferringResponse, deferHeaders, takeDeferred, applyDeferred, whenClosed };

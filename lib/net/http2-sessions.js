@@ -12,6 +12,8 @@
 //   responseClass(http2) -> the Http2ServerResponse subclass given to createSecureServer, with
 //     respondWhole(status, headers, body?) for answers ready in full
 
+const { deferringResponse, applyDeferred } = require('../http/response');
+
 const kState = Symbol('svr.http2Session');
 
 // HTTP/1.1 connection-level headers, which HTTP/2 forbids (RFC 9113 §8.2.2).
@@ -29,18 +31,21 @@ const CONNECTION_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connectio
 //   request is a HEAD, it falls back to writeHead and end.
 //   The head is one plain object: the headers already set on the response, then `headers` (made
 //   by svr, never taken from a request), their names lower-cased once per header object (the
-//   static stage gives the same object for every response of a file version). Setting them one
-//   by one and copying them out again cost about 2 µs per response. Once that head is sent, the
-//   header readers answer from it, as they would have had the headers been set (the access log
-//   and the metrics read Content-Length).
+//   static stage gives the same object for every response of a file version, with the site's
+//   fixed headers folded in while they wait: http/response.js, whose waiting headers and close
+//   slot this class has too). Setting them one by one and copying them out again cost about 2 µs
+//   per response. Once that head is sent, the header readers answer from it, as they would have
+//   had the headers been set.
 function responseClass(http2) {
   const base = http2.Http2ServerResponse.prototype;
-  return class SvrHttp2Response extends http2.Http2ServerResponse {
+  // Below the waiting headers (http/response.js), so that they are set through the filter too.
+  class FilteredResponse extends http2.Http2ServerResponse {
     setHeader(name, value) {
       if (typeof name === 'string' && CONNECTION_HEADERS.has(name.toLowerCase())) return this;
       return super.setHeader(name, value);
     }
-
+  }
+  return class SvrHttp2Response extends deferringResponse(FilteredResponse) {
     addTrailers(headers) {
       this.trailersAsked = true;
       return super.addTrailers(headers);
@@ -57,6 +62,7 @@ function responseClass(http2) {
         this.writeHead(status, headers);
         return body === undefined ? this.end() : this.end(body);
       }
+      applyDeferred(this);
       this.statusCode = status; // what the access log and metrics read
       const head = { ':status': status };
       const set = base.getHeaderNames.call(this);

@@ -75,11 +75,13 @@ class WorkerMetrics {
   }
 }
 
+// As the access log counts it (access-log.js), 0 where nobody knows it.
 function bodyBytes(req, res) {
   if (req.method === 'HEAD' || res.statusCode === 304 || res.statusCode === 204) return 0;
+  const counted = req.svr === undefined ? undefined : req.svr.bodyBytes;
+  if (counted !== undefined && counted !== null) return counted;
   const length = Number(res.getHeader('content-length'));
-  if (Number.isFinite(length)) return length;
-  return (req.svr && req.svr.bodyBytes) || 0;
+  return Number.isFinite(length) ? length : 0;
 }
 
 // The sink for a cluster worker: reports over IPC, scrapes as the 'metrics-text' question

@@ -312,8 +312,7 @@ function answer(r, req, res, entry, rep, opened) {
       setVary(res, rep);
       r.sendError(req, res, 412);
     } else if (isHttp2(res)) {
-      setVary(res, rep); // an HTTP/2 response has its fixed headers set already (http/response.js)
-      answerHttp2(res, 304, rep.notModified); // http2-body.js: HEADERS alone end the stream
+      answerHttp2(res, 304, headFor(r, req, res, rep, 'notModified')); // http2-body.js: HEADERS alone end the stream
     } else {
       writeRepHead(r, req, res, 304, rep, 'notModified').end();
     }
@@ -354,28 +353,33 @@ function writeBodyHead(r, req, res, rep, range) {
   return writeRepHead(r, req, res, status, rep, null, headers);
 }
 
-// The head for rep: its header object `which` ('headers', 'notModified'), or `headers` made for
-// this response. When the fixed headers still wait on the response and nothing else was set
-// (http/response.js), they go first into the object writeHead is given, with Vary after them,
-// as they would have been set: writeHead then writes the head straight from it. The object
-// for `which` is made once per representation. Such a head is not kept field by field on the
-// response (res.getHeader answers undefined afterwards, as for any head written that way), so the
-// body's length goes to req.svr.bodyBytes for the access log and the metrics.
-function writeRepHead(r, req, res, status, rep, which, headers = rep[which]) {
-  if (!takeDeferred(res, r.fixed)) {
-    setVary(res, rep);
-    return res.writeHead(status, headers);
-  }
+// The header object to answer rep with: its own object `which` ('headers', 'notModified'), or
+// `headers` made for this response. When the fixed headers still wait on the response and nothing
+// else was set (http/response.js), they go first into that object, with Vary after them, as they
+// would have been set: Node then writes the head straight from it (HTTP/1's writeHead, HTTP/2's
+// respondWhole). The object for `which` is made once per representation. Such a head is not kept
+// field by field on an HTTP/1 response (res.getHeader answers undefined afterwards, as for any
+// head written that way), so the body's length goes to req.svr.bodyBytes for the access log and
+// the metrics, whichever way the head goes.
+function headFor(r, req, res, rep, which, headers = rep[which]) {
   const length = headers['Content-Length']; // absent for a body compressed as it streams (counted as it goes)
   if (length !== undefined && req.svr !== undefined) req.svr.bodyBytes = length;
-  if (which === null) return res.writeHead(status, directHeaders(r.fixed, rep.vary, headers));
+  if (!takeDeferred(res, r.fixed)) {
+    setVary(res, rep);
+    return headers;
+  }
+  if (which === null) return directHeaders(r.fixed, rep.vary, headers);
   let direct = rep.direct;
   if (direct === undefined || direct.fixed !== r.fixed) {
     direct = { fixed: r.fixed, headers: undefined, notModified: undefined };
     rep.direct = direct;
   }
   if (direct[which] === undefined) direct[which] = directHeaders(r.fixed, rep.vary, headers);
-  return res.writeHead(status, direct[which]);
+  return direct[which];
+}
+
+function writeRepHead(r, req, res, status, rep, which, headers) {
+  return res.writeHead(status, headFor(r, req, res, rep, which, headers));
 }
 
 // Vary: Accept-Encoding on a response for a compressible file, added to what is there.
@@ -402,9 +406,9 @@ function directHeaders(fixed, vary, headers) {
 function sendBuffer(r, req, res, rep, range, data) {
   const body = range === null ? data : data.subarray(range.start, range.end + 1);
   if (isHttp2(res)) { // http2-body.js: in one go or in slices
-    setVary(res, rep);
+    if (range === null) return answerHttp2(res, 200, headFor(r, req, res, rep, 'headers'), body);
     const [status, headers] = bodyHead(rep, range);
-    return answerHttp2(res, status, headers, body);
+    return answerHttp2(res, status, headFor(r, req, res, rep, null, headers), body);
   }
   writeBodyHead(r, req, res, rep, range);
   return res.end(body);

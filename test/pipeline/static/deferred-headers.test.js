@@ -1,7 +1,7 @@
 'use strict';
-// lib/http/response.js: the site's fixed headers (Server, customHeaders) wait on svr's HTTP/1
-// responses, and the static stage folds them into the header object it gives writeHead, so that
-// Node writes the head straight from that object. What scripts, mods and other stages see is what
+// lib/http/response.js: the site's fixed headers (Server, customHeaders) wait on svr's HTTP/1 and
+// HTTP/2 responses, and the static stage folds them into the header object it answers with, so
+// that Node writes the head straight from that object. What scripts, mods and other stages see is what
 // they saw when the headers were set first.
 
 const test = require('node:test');
@@ -135,9 +135,31 @@ test('SvrResponse: waiting headers are set on the first read or write, under wha
   assert.equal(deferHeaders({}, fixed), false);
 });
 
-test('HTTP/1.1 over TLS (beside HTTP/2) takes the same path; HTTP/2 sets the fixed headers at once', async (t) => {
-  const { startTlsPipeline, httpsRequest, h2Request } = require('../../support/tls-helpers');
-  const site = await startTlsPipeline({ config: { enableHTTP2: true, customHeaders: { 'X-Frame-Options': 'DENY' } }, files: { 'page.html': 'hi there' }, env: { SVR_FILE_CACHE_SETTLE_MS: '0' } });
+// Counts setHeader calls on HTTP/2 responses while fn runs (Node's HTTP/2 writeHead merges its
+// object without them; only a header set on the response, the fixed ones included, calls it).
+async function countingHttp2SetHeader(fn) {
+  const proto = require('node:http2').Http2ServerResponse.prototype;
+  const original = proto.setHeader;
+  let calls = 0;
+  proto.setHeader = function counted(...args) {
+    calls++;
+    return original.apply(this, args);
+  };
+  try {
+    await fn();
+  } finally {
+    proto.setHeader = original;
+  }
+  return calls;
+}
+
+test('HTTPS and HTTP/2 take the same path: the fixed headers folded into the head, none set one by one', async (t) => {
+  const { startTlsPipeline, httpsRequest, h2Connect, h2Request } = require('../../support/tls-helpers');
+  const site = await startTlsPipeline({
+    config: { enableHTTP2: true, customHeaders: CUSTOM },
+    files: { 'page.html': '<p>hello</p>'.repeat(100) },
+    env: { SVR_FILE_CACHE_SETTLE_MS: '0' },
+  });
   t.after(site.stop);
   await httpsRequest(`${site.httpsUrl}/page.html`);
   let https;
@@ -146,9 +168,70 @@ test('HTTP/1.1 over TLS (beside HTTP/2) takes the same path; HTTP/2 sets the fix
   assert.equal(https.status, 200);
   assert.equal(https.headers['x-frame-options'], 'DENY');
   assert.equal(https.headers.server, 'svr');
-  const h2 = await h2Request(site.httpsUrl, '/page.html');
-  assert.equal(h2.alpn, 'h2');
-  assert.equal(h2.status, 200);
-  assert.equal(h2.headers['x-frame-options'], 'DENY');
-  assert.equal(h2.headers.server, 'svr');
+  const session = h2Connect(site.httpsUrl);
+  t.after(() => session.close());
+  const first = await h2Request(site.httpsUrl, '/page.html', { session });
+  const answers = {};
+  const h2Calls = await countingHttp2SetHeader(async () => {
+    answers.ok = await h2Request(site.httpsUrl, '/page.html', { session });
+    answers.head = await h2Request(site.httpsUrl, '/page.html', { session, method: 'HEAD' });
+    answers.notModified = await h2Request(site.httpsUrl, '/page.html', { session, headers: { 'if-none-match': first.headers.etag } });
+    answers.range = await h2Request(site.httpsUrl, '/page.html', { session, headers: { range: 'bytes=0-2' } });
+  });
+  assert.equal(h2Calls, 0);
+  assert.equal(first.alpn, 'h2');
+  for (const name of ['ok', 'head', 'notModified', 'range']) {
+    const { headers } = answers[name];
+    assert.equal(headers.server, 'svr', name);
+    assert.equal(headers['x-frame-options'], 'DENY', name);
+    assert.equal(headers.vary, 'Origin, Accept-Encoding', name); // the site's Vary, then the file's
+    assert.equal(headers['x-content-type-options'], 'nosniff', name);
+  }
+  assert.deepEqual([answers.ok.status, answers.head.status, answers.notModified.status, answers.range.status], [200, 200, 304, 206]);
+  assert.equal(answers.ok.text, '<p>hello</p>'.repeat(100));
+  assert.equal(answers.head.headers['content-length'], '1200');
+  assert.equal(answers.head.body.length, 0);
+  assert.equal(answers.notModified.body.length, 0);
+  assert.equal(answers.range.text, '<p>');
+  assert.equal(answers.range.headers['content-range'], 'bytes 0-2/1200');
+  // The access log has each body's length, though no Content-Length was set on the response.
+  await site.waitForLog(/"GET \/page\.html HTTP\/2\.0" 206 3 /, 'stdout');
+  const lines = site.stdout().filter((line) => / HTTP\/2\.0" /.test(line));
+  assert.ok(lines.some((line) => /"GET \/page\.html HTTP\/2\.0" 200 1200 /.test(line)), lines.join('\n'));
+  assert.ok(lines.some((line) => /"HEAD \/page\.html HTTP\/2\.0" 200 0 /.test(line)), lines.join('\n'));
+  assert.ok(lines.some((line) => /"GET \/page\.html HTTP\/2\.0" 304 0 /.test(line)), lines.join('\n'));
+});
+
+test('HTTP/2: a header a later stage sets replaces the fixed one; an error page and a script still get them', async (t) => {
+  const { startTlsPipeline, h2Request } = require('../../support/tls-helpers');
+  const site = await startTlsPipeline({
+    config: {
+      enableHTTP2: true,
+      customHeaders: { 'X-Frame-Options': 'DENY', 'X-Who': 'site' },
+      customHeadersVHost: [{ host: 'vhost.test', headers: { 'X-Who': 'vhost' } }],
+    },
+    files: {
+      'page.html': 'hi',
+      'serverSideScript.js': `
+        if (req.url === '/script') {
+          disableEndElseCallbackExecute = true;
+          const seen = [res.getHeader('server'), res.getHeader('x-frame-options')].join(',');
+          res.removeHeader('X-Frame-Options');
+          res.writeHead(200, { 'Content-Type': 'text/plain' });
+          res.end(seen);
+        }`,
+    },
+  });
+  t.after(site.stop);
+  const vhost = await h2Request(site.httpsUrl, '/page.html', { headers: { ':authority': 'vhost.test' } });
+  assert.equal(vhost.headers['x-who'], 'vhost');
+  assert.equal(vhost.headers['x-frame-options'], 'DENY');
+  const missing = await h2Request(site.httpsUrl, '/nowhere');
+  assert.equal(missing.status, 404);
+  assert.equal(missing.headers.server, 'svr');
+  assert.equal(missing.headers['x-who'], 'site');
+  const script = await h2Request(site.httpsUrl, '/script');
+  assert.equal(script.text, 'svr,DENY'); // the script saw them before it wrote anything
+  assert.equal(script.headers['x-frame-options'], undefined); // and its removal stands
+  assert.equal(script.headers.server, 'svr');
 });
