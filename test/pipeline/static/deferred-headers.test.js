@@ -62,36 +62,45 @@ test('a static 200, HEAD and 304 are written from one header object: no setHeade
   assert.ok(site.stdout().some((line) => / "GET \/page\.html HTTP\/1\.1" 200 1200 /.test(line)), site.stdout().join('\n'));
 });
 
-test('a header a later stage sets replaces the fixed one; an error page and a script still get them', async (t) => {
-  const site = await startPipeline({
-    config: {
-      customHeaders: { 'X-Frame-Options': 'DENY', 'X-Who': 'site' },
-      customHeadersVHost: [{ host: 'vhost.test', headers: { 'X-Who': 'vhost' } }],
-    },
-    files: {
-      'page.html': 'hi',
-      'serverSideScript.js': `
-        if (req.url === '/script') {
-          disableEndElseCallbackExecute = true;
-          const seen = [res.getHeader('server'), res.getHeader('x-frame-options')].join(',');
-          res.removeHeader('X-Frame-Options');
-          res.writeHead(200, { 'Content-Type': 'text/plain' });
-          res.end(seen);
-        }`,
-    },
-  });
-  t.after(site.stop);
-  const vhost = await request(`${site.url}/page.html`, { headers: { Host: 'vhost.test' } });
+// A site where later stages set headers over the fixed ones: a per-host header, an error page, and
+// a script that reads the fixed headers and removes one.
+const LATER_STAGES = {
+  config: {
+    customHeaders: { 'X-Frame-Options': 'DENY', 'X-Who': 'site' },
+    customHeadersVHost: [{ host: 'vhost.test', headers: { 'X-Who': 'vhost' } }],
+  },
+  files: {
+    'page.html': 'hi',
+    'serverSideScript.js': `
+      if (req.url === '/script') {
+        disableEndElseCallbackExecute = true;
+        const seen = [res.getHeader('server'), res.getHeader('x-frame-options')].join(',');
+        res.removeHeader('X-Frame-Options');
+        res.writeHead(200, { 'Content-Type': 'text/plain' });
+        res.end(seen);
+      }`,
+  },
+};
+
+// get(path, host) -> { status, headers, text } from LATER_STAGES' site.
+async function checkLaterStages(get) {
+  const vhost = await get('/page.html', 'vhost.test');
   assert.equal(vhost.headers['x-who'], 'vhost');
   assert.equal(vhost.headers['x-frame-options'], 'DENY');
-  const missing = await request(`${site.url}/nowhere`);
+  const missing = await get('/nowhere');
   assert.equal(missing.status, 404);
   assert.equal(missing.headers.server, 'svr');
   assert.equal(missing.headers['x-who'], 'site');
-  const script = await request(`${site.url}/script`);
+  const script = await get('/script');
   assert.equal(script.text, 'svr,DENY'); // the script saw them before it wrote anything
   assert.equal(script.headers['x-frame-options'], undefined); // and its removal stands
   assert.equal(script.headers.server, 'svr');
+}
+
+test('a header a later stage sets replaces the fixed one; an error page and a script still get them', async (t) => {
+  const site = await startPipeline(LATER_STAGES);
+  t.after(site.stop);
+  await checkLaterStages((urlPath, host) => request(`${site.url}${urlPath}`, { headers: host ? { Host: host } : {} }));
 });
 
 test('SvrResponse: waiting headers are set on the first read or write, under what was set since', async (t) => {
@@ -204,34 +213,11 @@ test('HTTPS and HTTP/2 take the same path: the fixed headers folded into the hea
 
 test('HTTP/2: a header a later stage sets replaces the fixed one; an error page and a script still get them', async (t) => {
   const { startTlsPipeline, h2Request } = require('../../support/tls-helpers');
-  const site = await startTlsPipeline({
-    config: {
-      enableHTTP2: true,
-      customHeaders: { 'X-Frame-Options': 'DENY', 'X-Who': 'site' },
-      customHeadersVHost: [{ host: 'vhost.test', headers: { 'X-Who': 'vhost' } }],
-    },
-    files: {
-      'page.html': 'hi',
-      'serverSideScript.js': `
-        if (req.url === '/script') {
-          disableEndElseCallbackExecute = true;
-          const seen = [res.getHeader('server'), res.getHeader('x-frame-options')].join(',');
-          res.removeHeader('X-Frame-Options');
-          res.writeHead(200, { 'Content-Type': 'text/plain' });
-          res.end(seen);
-        }`,
-    },
-  });
+  const site = await startTlsPipeline({ ...LATER_STAGES, config: { ...LATER_STAGES.config, enableHTTP2: true } });
   t.after(site.stop);
-  const vhost = await h2Request(site.httpsUrl, '/page.html', { headers: { ':authority': 'vhost.test' } });
-  assert.equal(vhost.headers['x-who'], 'vhost');
-  assert.equal(vhost.headers['x-frame-options'], 'DENY');
-  const missing = await h2Request(site.httpsUrl, '/nowhere');
-  assert.equal(missing.status, 404);
-  assert.equal(missing.headers.server, 'svr');
-  assert.equal(missing.headers['x-who'], 'site');
-  const script = await h2Request(site.httpsUrl, '/script');
-  assert.equal(script.text, 'svr,DENY'); // the script saw them before it wrote anything
-  assert.equal(script.headers['x-frame-options'], undefined); // and its removal stands
-  assert.equal(script.headers.server, 'svr');
+  await checkLaterStages(async (urlPath, host) => {
+    const answer = await h2Request(site.httpsUrl, urlPath, { headers: host ? { ':authority': host } : {} });
+    assert.equal(answer.alpn, 'h2');
+    return answer;
+  });
 });
