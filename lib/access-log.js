@@ -239,4 +239,4 @@ function createAccessLog(config, options) {
   };
 }
 
-module.exports = { createAccessLog, createLineWriter, clock, peerAddress: clientAddress, flush, useFile, reopen, combinedLine, jsonLine };
+module.exports = { createAccessLog, createLineWriter, clock, peerAddress: clientAddress, bodyBytes, flush, useFile, reopen, combinedLine, jsonLine };

@@ -10,8 +10,9 @@
 // worker whose connections stay open sends at most two messages per heartbeat interval (the beat
 // and one note), however many requests it serves (connections that come and go add the early
 // beats below, at most five a second, and a note after each): a note per request cost the primary
-// a fifth of the CPU of a small script's requests. What this costs: a worker that stalls in a later request of the same interval is
-// described by the note's request, "or a later one". Static requests send nothing.
+// a fifth of the CPU of a small script's requests. What this costs: a worker that stalls in a
+// later request of the same interval is described by the note's request, "or a later one".
+// Static requests send nothing.
 //
 // Primary side: every worker's last heartbeat is checked once per interval; a worker silent for
 // workerStallTimeout is logged (with the request it was running and for how long) and SIGKILLed;

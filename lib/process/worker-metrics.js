@@ -8,6 +8,7 @@
 // counted (req.svr.internal).
 
 const { BUCKETS } = require('./metrics');
+const { bodyBytes: accessLogBodyBytes } = require('../access-log');
 
 const REPORT_INTERVAL_MS = 1000;
 const SCRAPE_TIMEOUT_MS = 2000;
@@ -75,13 +76,9 @@ class WorkerMetrics {
   }
 }
 
-// As the access log counts it (access-log.js), 0 where nobody knows it.
+// As the access log counts it, 0 where nobody knows it (a script's chunked body).
 function bodyBytes(req, res) {
-  if (req.method === 'HEAD' || res.statusCode === 304 || res.statusCode === 204) return 0;
-  const counted = req.svr === undefined ? undefined : req.svr.bodyBytes;
-  if (counted !== undefined && counted !== null) return counted;
-  const length = Number(res.getHeader('content-length'));
-  return Number.isFinite(length) ? length : 0;
+  return accessLogBodyBytes(req, res) ?? 0;
 }
 
 // The sink for a cluster worker: reports over IPC, scrapes as the 'metrics-text' question
