@@ -123,56 +123,63 @@ async function measureOnce({ scenario, request, pid, tools, seconds }) {
   return { ...run, cpuSeconds, cpuUsPerRequest: run.requests > 0 ? (cpuSeconds * 1e6) / run.requests : null };
 }
 
-// Every variant of one site: started pinned, checked, warmed up, then measured in rounds (each
-// round starting with the next server, as the throughput rows do).
+// Every variant of one site, in rounds (each round starting with the next server, as the
+// throughput rows do). Each measured run has a process of its own: the server is started pinned,
+// its answer checked, warmed up, measured and stopped before the next server's turn. Why: a
+// process kept for all the rounds waits idle while the other servers take theirs, and what ran
+// on its core meanwhile moved its next figures (by up to a quarter, for some servers and Node
+// versions and not others: docs/performance.md), so a figure said as much about the bench's
+// order as about the server. A run in a fresh process, measured right after its warm-up, is what
+// a restarted server does, and the spread of the rounds now shows the spread between processes.
 async function measureSite({ site, scenarios, variants, context, backendPort }) {
-  const { tools, fixtures, options, log } = context;
+  const { options, log } = context;
   const rows = [];
-  const running = [];
-  try {
-    for (const variant of variants) {
-      const wanted = scenarios.filter((scenario) => scenario.servers.includes(variant.server));
-      if (!wanted.length) continue;
-      const reason = unavailable(variant.server, site, tools, fixtures);
-      if (reason) {
-        for (const scenario of wanted) rows.push({ scenario: scenario.name, ...variantFields(variant), skipped: reason, runs: [] });
-        continue;
-      }
-      const workDir = fs.mkdtempSync(path.join(fixtures.root, `cpu-${variant.server}-${site}-`));
-      const port = await freePort();
-      const baseUrl = `${site === TLS ? 'https' : 'http'}://${HOST}:${port}`;
-      const spec = commandFor({ ...variant, site, port, workDir, tools, fixtures, backendPort, options });
-      log(`[cpu per request] ${labelOf(variant)} ${site} on port ${port}, pinned to core ${SERVER_CORE}`);
-      try {
-        const started = await startPinned({ spec, tools, core: SERVER_CORE, logFile: path.join(workDir, 'output.log'), readyUrl: baseUrl + wanted[0].path });
-        running.push({ variant, proc: started.proc, pid: started.pid, baseUrl });
-      } catch (err) {
-        for (const scenario of wanted) rows.push({ scenario: scenario.name, ...variantFields(variant), failure: `did not start: ${err.message.split('\n')[0]}`, runs: [] });
+  for (const scenario of scenarios) {
+    const cells = [];
+    for (const variant of variants.filter((candidate) => scenario.servers.includes(candidate.server))) {
+      const row = { scenario: scenario.name, ...variantFields(variant), runs: [] };
+      const reason = unavailable(variant.server, site, context.tools, context.fixtures);
+      if (reason) rows.push({ ...row, skipped: reason });
+      else cells.push({ variant, row });
+    }
+    for (let round = 0; round < options.runs; round++) {
+      for (const cell of cells.map((_, i) => cells[(i + round) % cells.length])) {
+        const run = await measureFresh({ scenario, site, variant: cell.variant, context, backendPort });
+        if (run.check && run.check !== 'ok' && !cell.row.check) cell.row.check = run.check;
+        run.round = round + 1;
+        run.loadAverage = Number(os.loadavg()[0].toFixed(2));
+        cell.row.runs.push(run);
+        log(`  cpu ${scenario.name} ${cell.row.label} run ${round + 1}/${options.runs}: ${run.failure || `${run.cpuUsPerRequest.toFixed(1)} µs CPU per request, ${Math.round(run.rps)} req/s, errors ${run.errors}`}`);
       }
     }
-    for (const scenario of scenarios) {
-      const cells = [];
-      for (const instance of running.filter((entry) => scenario.servers.includes(entry.variant.server))) {
-        const prepared = await prepare(scenario, instance.baseUrl + scenario.path, fixtures.sizes);
-        const request = { url: instance.baseUrl + scenario.path, headers: prepared.headers, threads: 1, connections: scenario.connections || CONNECTIONS };
-        cells.push({ instance, request, row: { scenario: scenario.name, ...variantFields(instance.variant), check: prepared.check, runs: [] } });
-      }
-      if (options.warmup > 0) for (const cell of cells) await measureOnce({ scenario, request: cell.request, pid: cell.instance.pid, tools, seconds: options.warmup });
-      for (let round = 0; round < options.runs; round++) {
-        for (const cell of cells.map((_, i) => cells[(i + round) % cells.length])) {
-          const run = await measureOnce({ scenario, request: cell.request, pid: cell.instance.pid, tools, seconds: options.duration });
-          run.round = round + 1;
-          run.loadAverage = Number(os.loadavg()[0].toFixed(2));
-          cell.row.runs.push(run);
-          log(`  cpu ${scenario.name} ${cell.row.label} run ${round + 1}/${options.runs}: ${run.failure || `${run.cpuUsPerRequest.toFixed(1)} µs CPU per request, ${Math.round(run.rps)} req/s, errors ${run.errors}`}`);
-        }
-      }
-      rows.push(...cells.map((cell) => summarise(cell.row)));
-    }
-  } finally {
-    for (const instance of running) await stopProcess(instance.proc);
+    for (const cell of cells) if (!cell.row.check) cell.row.check = cell.row.runs.some((run) => run.check === 'ok') ? 'ok' : 'no answer checked';
+    rows.push(...cells.map((cell) => summarise(cell.row)));
   }
   return rows;
+}
+
+// One measured run in a process of its own: start pinned, check, warm up, measure, stop.
+async function measureFresh({ scenario, site, variant, context, backendPort }) {
+  const { tools, fixtures, options } = context;
+  const workDir = fs.mkdtempSync(path.join(fixtures.root, `cpu-${variant.server}-${site}-`));
+  const port = await freePort();
+  const baseUrl = `${site === TLS ? 'https' : 'http'}://${HOST}:${port}`;
+  const spec = commandFor({ ...variant, site, port, workDir, tools, fixtures, backendPort, options });
+  let started;
+  try {
+    started = await startPinned({ spec, tools, core: SERVER_CORE, logFile: path.join(workDir, 'output.log'), readyUrl: baseUrl + scenario.path });
+  } catch (err) {
+    return { failure: `did not start: ${err.message.split('\n')[0]}` };
+  }
+  try {
+    const prepared = await prepare(scenario, baseUrl + scenario.path, fixtures.sizes);
+    const request = { url: baseUrl + scenario.path, headers: prepared.headers, threads: 1, connections: scenario.connections || CONNECTIONS };
+    if (options.warmup > 0) await measureOnce({ scenario, request, pid: started.pid, tools, seconds: options.warmup });
+    const run = await measureOnce({ scenario, request, pid: started.pid, tools, seconds: options.duration });
+    return { ...run, check: prepared.check, pid: started.pid };
+  } finally {
+    await stopProcess(started.proc);
+  }
 }
 
 function labelOf(variant) {

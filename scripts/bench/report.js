@@ -238,7 +238,7 @@ function cpuSection(section) {
   if (!section) return [];
   if (section.skipped) return [`CPU per request: not measured (${section.skipped}).`, ''];
   return [
-    `CPU time per request (user + system of the server's processes, /proc/PID/stat), one worker pinned to core 0, the load tool (wrk or h2load, 1 thread, ${section.connections} connections${section.blogConnections ? `, ${section.blogConnections} for blog-fib` : ''}) pinned to core 1; the median of the rounds, their range beside it; lower is better, and svr/peer is svr's CPU over the peer's:`,
+    `CPU time per request (user + system of the server's processes, /proc/PID/stat), one worker pinned to core 0, the load tool (wrk or h2load, 1 thread, ${section.connections} connections${section.blogConnections ? `, ${section.blogConnections} for blog-fib` : ''}) pinned to core 1; each round a fresh server process, started, warmed up and measured; the median of the rounds, their range beside it; lower is better, and svr/peer is svr's CPU over the peer's:`,
     '',
     cpuTable(section),
     '',

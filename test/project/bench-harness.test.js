@@ -256,6 +256,34 @@ test('CPU per request: the load tool is run through taskset on its core; a proce
   assert.ok(processTree(process.ppid).includes(process.pid));
 });
 
+test('CPU per request: each round measures a fresh process of the server, stopped after its run', { timeout: 30000 }, async (t) => {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const { measureCpuPerRequest } = require('../../scripts/bench/cpu-per-request');
+  const { availableCores } = require('../../scripts/bench/servers');
+  if (availableCores() < 2) return t.skip('one core: the CPU section does not run');
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-fresh-'));
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }));
+  const site = path.join(root, 'static');
+  fs.mkdirSync(site);
+  fs.writeFileSync(path.join(site, 'bench-1k.html'), Buffer.alloc(1024, 'a'));
+  // Stand-ins for taskset (runs the command unpinned) and wrk (a fixed report, no load).
+  const taskset = path.join(root, 'taskset');
+  fs.writeFileSync(taskset, '#!/bin/sh\nshift 2\nexec "$@"\n', { mode: 0o755 });
+  const wrk = path.join(root, 'wrk');
+  const report = { requests: 1000, duration_us: 100000, bytes: 1024000, errors: { connect: 0, read: 0, write: 0, status: 0, timeout: 0 }, latency_us: { mean: 1, p50: 1, p90: 1, p99: 1, max: 1 } };
+  fs.writeFileSync(wrk, `#!/bin/sh\necho 'WRKJSON ${JSON.stringify(report)}'\n`, { mode: 0o755 });
+  const options = { only: ['html-1k'], servers: ['node-ceiling'], node: [], runs: 2, duration: 0.1, warmup: 0.1, cpuPerRequest: true };
+  const context = { options, tools: { taskset, wrk }, fixtures: { root, sites: { static: site }, sizes: { html: 1024 } }, log: () => {} };
+  const section = await measureCpuPerRequest(context);
+  const [row] = section.rows;
+  assert.equal(row.check, 'ok');
+  assert.equal(row.runs.length, 2);
+  const pids = row.runs.map((run) => run.pid);
+  assert.notEqual(pids[0], pids[1], 'a process per round');
+  for (const pid of pids) assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, `process ${pid} stopped`);
+});
+
 test('the CPU-per-request table prints µs per request, the rounds, and svr over its peers', () => {
   const { cpuSection } = require('../../scripts/bench/report');
   const section = {
