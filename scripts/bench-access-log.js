@@ -9,7 +9,8 @@
 //   node scripts/bench-access-log.js [--requests 300000] [--rounds 5] [--batch 16] [--json]
 //
 // Prints, per format, the median over the rounds of CPU ns per request (process.cpuUsage), and the
-// rounds' range. --json prints the same as one JSON object (what test/process/access-log.test.js reads).
+// rounds' range. --json prints the same as one JSON object (what `npm run bench` reads through
+// bench/access-log-cost.js).
 
 const { EventEmitter } = require('node:events');
 const minimist = require('minimist');

@@ -22,7 +22,8 @@ const { withBusyLoop } = require('./bench/busy-loop');
 const { summariseRuns, computeRatios, computeBlogRatios, formatReport } = require('./bench/report');
 const { measuredCommit } = require('./bench/commit');
 const { writeDocs } = require('./bench/docs');
-const { measureCpuPerRequest, CPU_SCENARIO_NAMES } = require('./bench/cpu-per-request');
+const { measureCpuPerRequest, nodesFor, CPU_SCENARIO_NAMES } = require('./bench/cpu-per-request');
+const { measureAccessLogCost } = require('./bench/access-log-cost');
 
 const IDLE_SETTLE_MS = 1000; // after the first 200 OK, before idle RSS is read: let every worker finish starting
 const BUSY_LOOP_MARGIN_S = 10; // a busy loop child stops by itself this long after its run should have ended
@@ -297,11 +298,12 @@ async function main() {
     cells.push(...result.cells);
   }
   const cpuPerRequest = await measureCpuPerRequest(context);
+  const accessLogCost = measureAccessLogCost(context, () => nodesFor(options, log));
   meta.machine.loadAverageAtEnd = os.loadavg().map((value) => Number(value.toFixed(2)));
   sortCells(cells, context.scenarioList, serverList);
   const scenarioNames = context.scenarioList.map((scenario) => scenario.name);
   const scenarioLabels = Object.fromEntries(context.scenarioList.filter((scenario) => scenario.label).map((scenario) => [scenario.name, scenario.label]));
-  const results = { meta, scenarioLabels, instances, cells, ratios: computeRatios(cells, scenarioNames), blog: computeBlogRatios(cells), cpuPerRequest };
+  const results = { meta, scenarioLabels, instances, cells, ratios: computeRatios(cells, scenarioNames), blog: computeBlogRatios(cells), cpuPerRequest, accessLogCost };
   console.log(formatReport(results));
   const jsonFile = writeJson(results, options);
   log(`results written to ${jsonFile}`);

@@ -262,4 +262,4 @@ async function withBackend(context, measure) {
   }
 }
 
-module.exports = { measureCpuPerRequest, cpuRatios, summarise, serverVariants, cpuScenariosFor, commandFor, CPU_SCENARIO_NAMES, CONNECTIONS, BLOG_CONNECTIONS };
+module.exports = { measureCpuPerRequest, nodesFor, cpuRatios, summarise, serverVariants, cpuScenariosFor, commandFor, CPU_SCENARIO_NAMES, CONNECTIONS, BLOG_CONNECTIONS };

@@ -9,7 +9,8 @@ const MIB = 1024;
 
 // kind cpu: svr's CPU per request over a peer's (lower is better), per Node version measured;
 // kind throughput: svr's median requests/s over a peer's; kind blog: a ratio of the blog table;
-// kind rss: the largest idle svr worker over the largest idle node-ceiling worker.
+// kind rss: the largest idle svr worker over the largest idle node-ceiling worker;
+// kind accessLog: the access log's own CPU per request in its costliest format, per Node version.
 const TARGETS = [
   { label: 'html-1k CPU per request ≤ 1.25× nginx', kind: 'cpu', scenario: 'html-1k', peer: 'svr/nginx', max: 1.25 },
   { label: 'html-1k CPU per request ≤ 1.3× the node ceiling', kind: 'cpu', scenario: 'html-1k', peer: 'svr/node-ceiling', max: 1.3 },
@@ -23,6 +24,7 @@ const TARGETS = [
   { label: 'blog, ab -c 5: svr ≥ 1× PM2', kind: 'blog', scenario: 'blog-ab-c5', ratio: 'svr none/pm2', min: 1 },
   { label: 'blog, ab -c 5: svr ≥ 1× SVR.JS', kind: 'blog', scenario: 'blog-ab-c5', ratio: 'svr none/svrjs', min: 1 },
   { label: 'worker RSS idle ≤ the node ceiling + 5 MiB', kind: 'rss', maxOverKiB: 5 * MIB },
+  { label: 'access log ≤ 2 µs of CPU per request, every format (combined / json)', kind: 'accessLog', maxNs: 2000 },
 ];
 
 function holds(target, value) {
@@ -48,6 +50,14 @@ function measured(target, results) {
     const row = (results.blog || []).find((candidate) => candidate.scenario === target.scenario);
     const value = row && row.ratios[target.ratio];
     return Number.isFinite(value) ? [{ text: `${formatNumber(value, 2)}×`, held: holds(target, value) }] : [];
+  }
+  if (target.kind === 'accessLog') {
+    const rows = ((results.accessLogCost && results.accessLogCost.rows) || []).filter((row) => row.formats);
+    return rows.map((row) => {
+      const costs = Object.values(row.formats).map((cost) => cost.nsPerRequest);
+      const text = costs.map((ns) => formatNumber(ns / 1000, 2)).join(' / ');
+      return { text: `${text} µs (Node ${row.nodeVersion})`, held: costs.every((ns) => ns > 0 && ns <= target.maxNs) };
+    });
   }
   const over = idleRssOverCeiling(results.instances || []);
   if (over === null) return [];

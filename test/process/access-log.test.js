@@ -162,10 +162,13 @@ test('a line longer than the batch buffer, and lines in several scripts, reach s
   lines.forEach((line, i) => assert.ok(line.includes(`"GET /n${i} HTTP/1.1"`) && line.includes(`"${['\u00e9\u2603'.repeat(30000), 'plain', '\u2603'.repeat(10)][i % 3]}"`), `line ${i}`));
 });
 
-test('the access log costs at most 2 µs of CPU per request in every format (scripts/bench-access-log.js)', () => {
-  // CPU time, not wall time, and the median of rounds: a busy machine moves it far less.
-  const out = execFileSync(process.execPath, [path.join(__dirname, '..', '..', 'scripts', 'bench-access-log.js'), '--json', '--requests', '100000', '--rounds', '3'], { encoding: 'utf8' });
+// The 2 µs target itself is checked by `npm run bench` (its targets table), not by a timed test.
+test('scripts/bench-access-log.js measures the CPU per request of every format', () => {
+  const out = execFileSync(process.execPath, [path.join(__dirname, '..', '..', 'scripts', 'bench-access-log.js'), '--json', '--requests', '20000', '--rounds', '1'], { encoding: 'utf8' });
   const { formats } = JSON.parse(out);
   assert.deepEqual(Object.keys(formats), ['combined', 'json']);
-  for (const [format, { nsPerRequest }] of Object.entries(formats)) assert.ok(nsPerRequest > 0 && nsPerRequest <= 2000, `${format}: ${nsPerRequest} ns per request`);
+  for (const [format, { nsPerRequest, range }] of Object.entries(formats)) {
+    assert.ok(Number.isFinite(nsPerRequest) && nsPerRequest > 0, `${format}: ${nsPerRequest} ns per request`);
+    assert.equal(range.length, 2);
+  }
 });

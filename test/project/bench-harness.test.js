@@ -445,6 +445,22 @@ test('the report says how far svr\'s largest idle worker is over the node ceilin
   assert.match(renderMarkdown(results), /svr over the node ceiling .*: \+4\.0 MiB/);
 });
 
+test('the access log target: its costliest format per Node version within 2 µs; left out of runs with --only', () => {
+  const { checkTargets } = require('../../scripts/bench/targets');
+  const { measureAccessLogCost } = require('../../scripts/bench/access-log-cost');
+  const row = (version, combined, json) => ({ nodeVersion: version, formats: { combined: { nsPerRequest: combined, range: [combined, combined] }, json: { nsPerRequest: json, range: [json, json] } } });
+  const target = (accessLogCost) => checkTargets({ accessLogCost }).find((entry) => entry.label.startsWith('access log'));
+  assert.deepEqual(target({ rows: [row('20.20.2', 950, 1170), row('24.21.0', 870, 1040)] }), { label: target(null).label, text: '0.95 / 1.17 µs (Node 20.20.2); 0.87 / 1.04 µs (Node 24.21.0)', verdict: 'yes' });
+  assert.equal(target({ rows: [row('20.20.2', 950, 2063), row('24.21.0', 870, 1040)] }).verdict, '1 of 2');
+  assert.equal(target({ rows: [{ nodeVersion: '22.23.3', failure: 'exit 1' }] }).text, 'not measured');
+  assert.equal(target(null).text, 'not measured');
+  let asked = false;
+  const nodes = () => { asked = true; return []; };
+  assert.equal(measureAccessLogCost({ options: { cpuPerRequest: true, only: ['html-1k'] }, tools: {}, log: () => {} }, nodes), null);
+  assert.equal(measureAccessLogCost({ options: { cpuPerRequest: false, only: [] }, tools: {}, log: () => {} }, nodes), null);
+  assert.equal(asked, false, 'no Node version installed for a run that leaves it out');
+});
+
 test('the targets table says, per target, what the run measured and whether it holds', () => {
   const { checkTargets, TARGETS } = require('../../scripts/bench/targets');
   const { formatReport } = require('../../scripts/bench/report');
