@@ -38,7 +38,7 @@ function runDescription(meta) {
     `- **Date**: ${meta.date}`,
     `- **Commit measured**: \`${meta.commit ? meta.commit.label : 'unknown'}\``,
     `- **Machine**: ${machine.cpuModel}, ${machine.nproc} cores, ${machine.memoryGiB} GiB, ${machine.kernel}; load average ${loadAverage(machine.loadAverageAtStart)} at the start, ${loadAverage(machine.loadAverageAtEnd)} at the end (1, 5, 15 min)`,
-    `- **Run**: rounds: ${options.runs} × ${options.duration} s, after ${options.warmup} s of warm-up per cell, load tool with ${options.threads} thread(s) and ${options.connections} connections unless the scenario says otherwise, on the same machine; ${meta.workers} workers for svr, nginx, the bare cluster and the node ceiling${meta.schedulingPolicy ? `; NODE_CLUSTER_SCHED_POLICY=${meta.schedulingPolicy}` : ''}`,
+    `- **Run**: rounds: ${options.runs} × ${options.duration} s, after ${options.warmup} s of warm-up per cell (per round in the CPU rows), load tool with ${options.threads} thread(s) and ${options.connections} connections unless the scenario says otherwise, on the same machine; ${meta.workers} workers for svr, nginx, the bare cluster and the node ceiling${meta.schedulingPolicy ? `; NODE_CLUSTER_SCHED_POLICY=${meta.schedulingPolicy}` : ''}`,
     `- **Tools**: ${tools}${meta.certificate ? `; HTTPS certificate ${meta.certificate}, self-signed, the same for svr and nginx` : ''}`,
   ].join('\n');
 }

@@ -33,7 +33,7 @@ const SERVER_NAMES = ['nginx', 'serve', 'http-server', 'node-ceiling', 'svr', 's
 const USAGE = `Usage: npm run bench -- [options]
   --duration S       seconds per measured run (default ${DEFAULTS.duration})
   --runs N           measured runs per cell, median reported (default ${DEFAULTS.runs})
-  --warmup S         seconds of unmeasured warm-up per cell (default ${DEFAULTS.warmup})
+  --warmup S         seconds of unmeasured warm-up per cell; in the CPU rows, per round (default ${DEFAULTS.warmup})
   --connections N    wrk connections (default ${DEFAULTS.connections})
   --threads N        wrk threads (default ${DEFAULTS.threads})
   --workers N        svr and bare-cluster workers (default: available cores)
