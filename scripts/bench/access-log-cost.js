@@ -6,9 +6,10 @@
 const path = require('path');
 const { execFileSync } = require('child_process');
 const { pinned } = require('./pinning');
+const { SERVER_CORE } = require('./cpu-per-request');
 
 const SCRIPT = path.join(__dirname, '..', 'bench-access-log.js');
-const SERVER_CORE = 0;
+const TIMEOUT_MS = 120000; // the script takes seconds; a stuck one fails its row, not the bench
 
 // { rows: [{ nodeVersion, formats: { combined: { nsPerRequest, range }, json: ... } }] }, or null
 // when the run leaves it out; a Node version whose run failed has `failure` instead of `formats`.
@@ -18,7 +19,7 @@ function measureAccessLogCost({ options, tools, log }, nodes) {
   const rows = nodes().map((node) => {
     const [command, args] = pinned(tools.taskset ? { taskset: tools.taskset, core: SERVER_CORE } : undefined, node.binary, [SCRIPT, '--json']);
     try {
-      const { formats } = JSON.parse(execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
+      const { formats } = JSON.parse(execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: TIMEOUT_MS, killSignal: 'SIGKILL' }));
       log(`  access log (node ${node.version}): ${Object.entries(formats).map(([name, cost]) => `${name} ${(cost.nsPerRequest / 1000).toFixed(2)} µs`).join(', ')} per request`);
       return { nodeVersion: node.version, formats };
     } catch (err) {

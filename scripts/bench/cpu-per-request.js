@@ -145,17 +145,23 @@ async function measureSite({ site, scenarios, variants, context, backendPort }) 
     for (let round = 0; round < options.runs; round++) {
       for (const cell of cells.map((_, i) => cells[(i + round) % cells.length])) {
         const run = await measureFresh({ scenario, site, variant: cell.variant, context, backendPort });
-        if (run.check && run.check !== 'ok' && !cell.row.check) cell.row.check = run.check;
         run.round = round + 1;
         run.loadAverage = Number(os.loadavg()[0].toFixed(2));
         cell.row.runs.push(run);
         log(`  cpu ${scenario.name} ${cell.row.label} run ${round + 1}/${options.runs}: ${run.failure || `${run.cpuUsPerRequest.toFixed(1)} µs CPU per request, ${Math.round(run.rps)} req/s, errors ${run.errors}`}`);
       }
     }
-    for (const cell of cells) if (!cell.row.check) cell.row.check = cell.row.runs.some((run) => run.check === 'ok') ? 'ok' : 'no answer checked';
-    rows.push(...cells.map((cell) => summarise(cell.row)));
+    rows.push(...cells.map((cell) => summarise({ ...cell.row, check: rowCheck(cell.row.runs) })));
   }
   return rows;
+}
+
+// A row's check: the first round whose answer was wrong, else 'ok' (a round that did not start
+// has no check; summarise reports a row none of whose rounds ran).
+function rowCheck(runs) {
+  const wrong = runs.find((run) => run.check !== undefined && run.check !== 'ok');
+  if (wrong) return wrong.check;
+  return runs.some((run) => run.check === 'ok') ? 'ok' : 'no answer checked';
 }
 
 // One measured run in a process of its own: start pinned, check, warm up, measure, stop.
@@ -262,4 +268,4 @@ async function withBackend(context, measure) {
   }
 }
 
-module.exports = { measureCpuPerRequest, nodesFor, cpuRatios, summarise, serverVariants, cpuScenariosFor, commandFor, CPU_SCENARIO_NAMES, CONNECTIONS, BLOG_CONNECTIONS };
+module.exports = { measureCpuPerRequest, nodesFor, SERVER_CORE, cpuRatios, summarise, serverVariants, cpuScenariosFor, commandFor, CPU_SCENARIO_NAMES, CONNECTIONS, BLOG_CONNECTIONS };

@@ -11,22 +11,25 @@ const { startPipeline } = require('../../support/pipeline');
 const { request } = require('../../support/helpers');
 const { SvrResponse, deferHeaders, takeDeferred } = require('../../../lib/http/response');
 
-// Counts res.setHeader calls on HTTP/1 responses while fn runs (Node's writeHead merges a header
-// object through setHeader once any header was set before it).
-async function countingSetHeader(fn) {
-  const original = http.OutgoingMessage.prototype.setHeader;
+// Counts setHeader calls on prototype `proto` by the responses `counts` accepts while fn runs.
+async function countingCalls(proto, counts, fn) {
+  const original = proto.setHeader;
   let calls = 0;
-  http.OutgoingMessage.prototype.setHeader = function counted(...args) {
-    if (this instanceof http.ServerResponse) calls++; // not the client's own requests
+  proto.setHeader = function counted(...args) {
+    if (counts(this)) calls++;
     return original.apply(this, args);
   };
   try {
     await fn();
   } finally {
-    http.OutgoingMessage.prototype.setHeader = original;
+    proto.setHeader = original;
   }
   return calls;
 }
+
+// HTTP/1: Node's writeHead merges a header object through setHeader once any header was set
+// before it. Only server responses count, not the client's own requests.
+const countingSetHeader = (fn) => countingCalls(http.OutgoingMessage.prototype, (res) => res instanceof http.ServerResponse, fn);
 
 const CUSTOM = { 'X-Frame-Options': 'DENY', vary: 'Origin', 'x-content-type-options': 'nosniff' };
 
@@ -144,23 +147,9 @@ test('SvrResponse: waiting headers are set on the first read or write, under wha
   assert.equal(deferHeaders({}, fixed), false);
 });
 
-// Counts setHeader calls on HTTP/2 responses while fn runs (Node's HTTP/2 writeHead merges its
-// object without them; only a header set on the response, the fixed ones included, calls it).
-async function countingHttp2SetHeader(fn) {
-  const proto = require('node:http2').Http2ServerResponse.prototype;
-  const original = proto.setHeader;
-  let calls = 0;
-  proto.setHeader = function counted(...args) {
-    calls++;
-    return original.apply(this, args);
-  };
-  try {
-    await fn();
-  } finally {
-    proto.setHeader = original;
-  }
-  return calls;
-}
+// HTTP/2: Node's writeHead merges its object without setHeader; only a header set on the
+// response, the fixed ones included, calls it.
+const countingHttp2SetHeader = (fn) => countingCalls(require('node:http2').Http2ServerResponse.prototype, () => true, fn);
 
 test('HTTPS and HTTP/2 take the same path: the fixed headers folded into the head, none set one by one', async (t) => {
   const { startTlsPipeline, httpsRequest, h2Connect, h2Request } = require('../../support/tls-helpers');
