@@ -1,19 +1,23 @@
 'use strict';
 // One access-log line per request on stdout, in combined log format (plus the response
-// time in seconds, as nginx's $request_time) or as JSON. The lines of one turn of the event loop are
-// joined into one string (appending costs no copy), encoded once and written in one write syscall
-// at the end of the turn (or as soon as the batch is 64 K characters long); flush() writes what is
-// left synchronously, so a graceful stop loses nothing.
+// time in seconds, as nginx's $request_time) or as JSON. Lines are joined into one string
+// (appending costs no copy), encoded once and written in one write syscall: at the end of the
+// first turn of the event loop that brings no new line (the worker has caught up: at once when
+// it is not busy), or once the batch is 64 K characters long or 100 ms old. flush() writes what
+// is left synchronously, so a graceful stop (and the exit after an uncaught exception) loses nothing.
 // What changes once a second (the timestamp) is formatted once a second.
 
 const fs = require('node:fs');
 const { switchLogFile } = require('./log-file');
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-const BATCH_CHARS = 64 * 1024; // a batch this long is written at once, not at the end of the turn
+const BATCH_CHARS = 64 * 1024; // a batch this long is written at once
+const BATCH_MS = 100; // a busy worker's lines wait at most this long (checked at the end of a turn)
 
 let pending = ''; // the lines not yet written, joined: V8 keeps the pieces until the write flattens them
-let flushScheduled = false;
+let pendingSince = 0; // Date.now() as the first of them came
+let linesThisTurn = false; // a line came since the last end-of-turn check
+let checkScheduled = false;
 let file = null; // a LogFile when the config has accessLog, else stdout
 
 // accessLog: a path, or null for stdout. Throws when the file cannot be opened.
@@ -28,7 +32,6 @@ function reopen() {
 }
 
 function flush() {
-  flushScheduled = false;
   if (pending.length === 0) return;
   const data = Buffer.from(pending);
   pending = '';
@@ -51,12 +54,31 @@ function writeOut(data) {
 }
 
 function append(line) {
+  if (pending.length === 0) pendingSince = Date.now();
   pending += line + '\n';
+  linesThisTurn = true;
   if (pending.length >= BATCH_CHARS) flush();
-  else if (!flushScheduled) {
-    flushScheduled = true;
-    setImmediate(flush);
+  else if (!checkScheduled) {
+    checkScheduled = true;
+    setImmediate(endOfTurn);
   }
+}
+
+// Why not a write per turn: under load a worker answers a handful of requests a turn, and a write
+// per turn cost them about 0.2 µs of CPU each (docs/performance.md). While every turn brings lines
+// the batch waits; the check stays scheduled, and a scheduled setImmediate keeps the
+// loop from blocking in its poll for input, so the first turn whose poll finds no request to
+// answer (the worker has caught up) writes the batch: an idle worker never holds a line.
+function endOfTurn() {
+  checkScheduled = false;
+  if (pending.length === 0) return;
+  if (!linesThisTurn || Date.now() - pendingSince >= BATCH_MS) {
+    flush();
+    return;
+  }
+  linesThisTurn = false;
+  checkScheduled = true;
+  setImmediate(endOfTurn);
 }
 
 // The timestamps change once a second: their text is made once a second. The combined

@@ -162,6 +162,80 @@ test('a line longer than the batch buffer, and lines in several scripts, reach s
   lines.forEach((line, i) => assert.ok(line.includes(`"GET /n${i} HTTP/1.1"`) && line.includes(`"${['\u00e9\u2603'.repeat(30000), 'plain', '\u2603'.repeat(10)][i % 3]}"`), `line ${i}`));
 });
 
+// Runs `body` in a child process with the access log going to a file: it logs with line() and
+// reads what has reached the file with written(); its last statement prints the result as JSON.
+function batchingChild(body) {
+  const dir = require('node:fs').mkdtempSync(path.join(require('node:os').tmpdir(), 'svr-log-batch-'));
+  const script = `
+    const fs = require('node:fs');
+    const { EventEmitter } = require('node:events');
+    const accessLog = require(${JSON.stringify(path.join(__dirname, '..', '..', 'lib', 'access-log.js'))});
+    const file = ${JSON.stringify(path.join(dir, 'access.log'))};
+    accessLog.useFile(file);
+    const log = accessLog.createAccessLog({ enableLogging: true });
+    let n = 0;
+    const line = () => {
+      const res = Object.assign(new EventEmitter(), { statusCode: 200, getHeader: () => 1 });
+      log({ method: 'GET', url: '/n' + n++, httpVersion: '1.1', headers: {}, socket: {} }, res);
+      res.emit('close');
+    };
+    const written = () => fs.readFileSync(file, 'utf8').split('\\n').filter(Boolean).length;
+    ${body}`;
+  try {
+    return JSON.parse(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' }));
+  } finally {
+    require('node:fs').rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('a busy worker writes its access-log lines in one batch for many turns, an idle one at once', () => {
+  // A line in each of 20 turns of the event loop: nothing is written while every turn brings one;
+  // the first turn that brings none writes them all.
+  const busy = batchingChild(`
+    const seen = [];
+    let turn = 0;
+    (function oneTurn() {
+      line();
+      seen.push(written());
+      if (++turn < 20) return setImmediate(oneTurn);
+      let quiet = 0;
+      (function waitForWrite() {
+        if (written() === 20 || quiet > 5) return console.log(JSON.stringify({ seen, quiet, written: written() }));
+        quiet++;
+        setImmediate(waitForWrite);
+      })();
+    })();`);
+  assert.deepEqual(busy.seen, Array(20).fill(0), 'nothing written while each turn brings a line');
+  assert.equal(busy.written, 20);
+  assert.ok(busy.quiet <= 2, `written ${busy.quiet} turns after the last line`);
+  // One line and then nothing (a request to an idle worker): written by the next turn's end.
+  const idle = batchingChild(`
+    line();
+    setImmediate(() => setImmediate(() => console.log(JSON.stringify({ written: written() }))));`);
+  assert.equal(idle.written, 1);
+});
+
+test('access-log lines that keep coming wait no more than 100 ms', () => {
+  // A line in every turn for 400 ms, a turn a millisecond long (the batch stays far below 64 K
+  // characters): the batch is written once it is 100 ms old, not only when the lines stop.
+  const out = batchingChild(`
+    const start = Date.now();
+    let writes = 0;
+    let last = 0;
+    (function oneTurn() {
+      const turnStart = Date.now();
+      while (Date.now() - turnStart < 1); // a busy turn
+      line();
+      const now = written();
+      if (now !== last) writes++;
+      last = now;
+      if (Date.now() - start < 400) return setImmediate(oneTurn);
+      console.log(JSON.stringify({ writes, lines: n }));
+    })();`);
+  assert.ok(out.writes >= 2, `${out.writes} writes of ${out.lines} lines in 400 ms`);
+  assert.ok(out.writes < out.lines / 10, `${out.writes} writes of ${out.lines} lines: not batched`);
+});
+
 // The 2 µs target itself is checked by `npm run bench` (its targets table), not by a timed test.
 test('scripts/bench-access-log.js measures the CPU per request of every format', () => {
   const out = execFileSync(process.execPath, [path.join(__dirname, '..', '..', 'scripts', 'bench-access-log.js'), '--json', '--requests', '20000', '--rounds', '1'], { encoding: 'utf8' });
