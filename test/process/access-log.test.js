@@ -193,6 +193,7 @@ test('a busy worker writes its access-log lines in one batch for many turns, an 
   // the first turn that brings none writes them all.
   const busy = batchingChild(`
     const seen = [];
+    const start = Date.now();
     let turn = 0;
     (function oneTurn() {
       line();
@@ -200,12 +201,13 @@ test('a busy worker writes its access-log lines in one batch for many turns, an 
       if (++turn < 20) return setImmediate(oneTurn);
       let quiet = 0;
       (function waitForWrite() {
-        if (written() === 20 || quiet > 5) return console.log(JSON.stringify({ seen, quiet, written: written() }));
+        if (written() === 20 || quiet > 5) return console.log(JSON.stringify({ seen, quiet, written: written(), ms: Date.now() - start }));
         quiet++;
         setImmediate(waitForWrite);
       })();
     })();`);
-  assert.deepEqual(busy.seen, Array(20).fill(0), 'nothing written while each turn brings a line');
+  // (A machine so loaded that 20 turns took 100 ms writes the batch on its age: that is allowed.)
+  if (busy.ms < 100) assert.deepEqual(busy.seen, Array(20).fill(0), 'nothing written while each turn brings a line');
   assert.equal(busy.written, 20);
   assert.ok(busy.quiet <= 2, `written ${busy.quiet} turns after the last line`);
   // One line and then nothing (a request to an idle worker): written by the next turn's end.
