@@ -1,9 +1,10 @@
 'use strict';
 // One access-log line per request on stdout, in combined log format (plus the response
 // time in seconds, as nginx's $request_time) or as JSON. Lines are joined into one string
-// (appending costs no copy), encoded once and written in one write syscall: at the end of the
-// first turn of the event loop that brings no new line (the worker has caught up: at once when
-// it is not busy), or once the batch is 64 K characters long or 100 ms old. flush() writes what
+// (appending costs no copy), encoded once and written in one write syscall: at the end of the turn
+// of the event loop, or, while turns bring a busy worker's handful of lines each, at the end of the
+// first turn that does not (the worker has caught up), or once the batch is 64 K characters long or
+// 100 ms old. flush() writes what
 // is left synchronously, so a graceful stop (and the exit after an uncaught exception) loses nothing.
 // What changes once a second (the timestamp) is formatted once a second.
 
@@ -13,10 +14,11 @@ const { switchLogFile } = require('./log-file');
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 const BATCH_CHARS = 64 * 1024; // a batch this long is written at once
 const BATCH_MS = 100; // a busy worker's lines wait at most this long (checked at the end of a turn)
+const BUSY_TURN_LINES = 4; // a turn that brought this many lines is a busy worker's: its batch may wait
 
 let pending = ''; // the lines not yet written, joined: V8 keeps the pieces until the write flattens them
 let pendingSince = 0; // Date.now() as the first of them came
-let linesThisTurn = false; // a line came since the last end-of-turn check
+let linesThisTurn = 0; // lines since the last end-of-turn check
 let checkScheduled = false;
 let file = null; // a LogFile when the config has accessLog, else stdout
 
@@ -56,7 +58,7 @@ function writeOut(data) {
 function append(line) {
   if (pending.length === 0) pendingSince = Date.now();
   pending += line + '\n';
-  linesThisTurn = true;
+  linesThisTurn++;
   if (pending.length >= BATCH_CHARS) flush();
   else if (!checkScheduled) {
     checkScheduled = true;
@@ -64,19 +66,21 @@ function append(line) {
   }
 }
 
-// Why not a write per turn: under load a worker answers a handful of requests a turn, and a write
-// per turn cost them about 0.2 µs of CPU each (docs/performance.md). While every turn brings lines
-// the batch waits; the check stays scheduled, and a scheduled setImmediate keeps the
-// loop from blocking in its poll for input, so the first turn whose poll finds no request to
-// answer (the worker has caught up) writes the batch: an idle worker never holds a line.
+// Why not always a write per turn: under load a worker answers a handful of requests a turn, and
+// a write per turn cost them about 0.2 µs of CPU each (docs/performance.md). While every turn brings
+// a busy worker's lines the batch waits; the check stays scheduled, and a scheduled setImmediate
+// keeps the loop from blocking in its poll for input, so the first turn that brings fewer (the
+// worker has caught up) writes the batch. A turn of one or a few lines (a worker that is not busy)
+// writes at once, with no second check: waiting would save it no write.
 function endOfTurn() {
   checkScheduled = false;
+  const lines = linesThisTurn;
+  linesThisTurn = 0;
   if (pending.length === 0) return;
-  if (!linesThisTurn || Date.now() - pendingSince >= BATCH_MS) {
+  if (lines < BUSY_TURN_LINES || Date.now() - pendingSince >= BATCH_MS) {
     flush();
     return;
   }
-  linesThisTurn = false;
   checkScheduled = true;
   setImmediate(endOfTurn);
 }
