@@ -4,8 +4,8 @@
 // (appending costs no copy), encoded once and written in one write syscall: at the end of the turn
 // of the event loop, or, while turns bring a busy worker's handful of lines each, at the end of the
 // first turn that does not (the worker has caught up), or once the batch is 64 K characters long or
-// 100 ms old. flush() writes what
-// is left synchronously, so a graceful stop (and the exit after an uncaught exception) loses nothing.
+// 100 ms old. flush() writes what is left synchronously, so a graceful stop (and the drain after an
+// uncaught exception) loses nothing.
 // What changes once a second (the timestamp) is formatted once a second.
 
 const fs = require('node:fs');
