@@ -8,6 +8,8 @@ const { startServer, request } = require('../support/helpers');
 const { startPipeline } = require('../support/pipeline');
 const { execFileSync } = require('node:child_process');
 const path = require('node:path');
+const fs = require('node:fs');
+const os = require('node:os');
 const { EventEmitter } = require('node:events');
 const { combinedLine, jsonLine } = require('../../lib/access-log');
 
@@ -165,7 +167,7 @@ test('a line longer than the batch buffer, and lines in several scripts, reach s
 // Runs `body` in a child process with the access log going to a file: it logs with line() and
 // reads what has reached the file with written(); its last statement prints the result as JSON.
 function batchingChild(body) {
-  const dir = require('node:fs').mkdtempSync(path.join(require('node:os').tmpdir(), 'svr-log-batch-'));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-log-batch-'));
   const script = `
     const fs = require('node:fs');
     const { EventEmitter } = require('node:events');
@@ -184,7 +186,7 @@ function batchingChild(body) {
   try {
     return JSON.parse(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' }));
   } finally {
-    require('node:fs').rmSync(dir, { recursive: true, force: true });
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -207,7 +209,7 @@ test('a busy worker writes its access-log lines in one batch for many turns, an 
       })();
     })();`);
   // (A machine so loaded that 20 turns took 100 ms writes the batch on its age: that is allowed.)
-  if (busy.ms < 100) assert.deepEqual(busy.seen, Array(20).fill(0), 'nothing written while each turn brings a line');
+  if (busy.ms < 100) assert.deepEqual(busy.seen, Array(20).fill(0), 'nothing written while each turn brings ten lines');
   assert.equal(busy.written, 200);
   assert.ok(busy.quiet <= 2, `written ${busy.quiet} turns after the last line`);
   // A line per turn (a worker that is not busy): each written at the end of its own turn.
