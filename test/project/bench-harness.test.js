@@ -13,7 +13,7 @@ const { isDirty, measuredCommit } = require('../../scripts/bench/commit');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 const { scenarios } = require('../../scripts/bench/scenarios');
-const { SERVERS } = require('../../scripts/bench/servers');
+const { SERVERS, svrConfig } = require('../../scripts/bench/servers');
 const { FIB_EXPECTED_BODY, compileFibHandler } = require('../../scripts/bench/fib-work');
 
 const WRK_OUTPUT = `Running 5s test @ http://127.0.0.1:1234/x
@@ -508,4 +508,14 @@ test('bench-alloc: a window\'s allocated and promoted bytes from the collections
   assert.equal(figures.promoted, 200);
   assert.equal(figures.scavenges, 1);
   assert.equal(figures.collections, 2);
+});
+
+test('svr listens on the loopback address only, as nginx and the Node programs do, on every site', () => {
+  const svrFile = path.join(__dirname, '..', '..', 'svr.js');
+  const certificate = { cert: '/x/cert.pem', key: '/x/key.pem' };
+  const plain = svrConfig({ port: 4321, wwwroot: '/x', workers: 2, svrFile, site: 'static', certificate });
+  assert.equal(plain.port, '127.0.0.1:4321');
+  const tls = svrConfig({ port: 4322, wwwroot: '/x', workers: 2, svrFile, site: 'tls', certificate });
+  assert.equal(tls.sport, '127.0.0.1:4322');
+  assert.equal(tls.disableNonEncryptedServer, true);
 });
