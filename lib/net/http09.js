@@ -5,8 +5,8 @@
 //
 //   answerHttp09(server): on a plain http.Server, before any other 'connection' listener has
 //   been added. The parser is attached once the connection's first line is complete (or
-//   FIRST_LINE_MAX_BYTES arrived without one: the parser then answers 414/431/400 itself), with
-//   those bytes given back to the socket; the server's other 'connection' listeners (tracking,
+//   FIRST_LINE_MAX_BYTES arrived without one: the parser then answers 414/431/400 itself), and
+//   those bytes handed to it; the server's other 'connection' listeners (tracking,
 //   the silent-connection timer, the connection limit) still run at the accept.
 
 const FIRST_LINE_MAX_BYTES = 16 * 1024;
@@ -25,18 +25,22 @@ function answerHttp09(server) {
       const end = buffered.indexOf(LF);
       if (end === -1 && buffered.length < FIRST_LINE_MAX_BYTES) return; // the line is not complete
       socket.off('data', onData);
-      socket.pause();
       if (end !== -1 && HTTP09_LINE.test(buffered.toString('latin1', 0, end))) {
+        socket.pause();
         socket.end(BARE_400);
         return;
       }
-      socket.unshift(buffered);
+      // The parser's own 'data' listener takes the bytes read so far, now: handing them back
+      // with unshift() and a pause and resume cost every connection a turn of the stream's
+      // machinery. Later bytes go to the parser straight from the socket, as Node sets it up.
       attachParser.call(server, socket);
-      socket.resume();
+      socket.emit('data', buffered);
     };
     socket.on('data', onData);
-    socket.on('error', () => {}); // a reset before the first line: nothing to answer
+    socket.on('error', ignoreError); // a reset before the first line: nothing to answer
   });
 }
+
+function ignoreError() {}
 
 module.exports = { answerHttp09, FIRST_LINE_MAX_BYTES };

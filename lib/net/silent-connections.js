@@ -15,11 +15,16 @@ const kSilentTimer = Symbol('svr.silentTimer');
 function closeSilentConnections(server, timeoutMs) {
   if (!(timeoutMs > 0)) return;
   server.on('connection', (socket) => {
-    const timer = setTimeout(() => closeNow(socket), timeoutMs);
+    const timer = setTimeout(closeNow, timeoutMs, socket);
     timer.unref();
     socket[kSilentTimer] = timer;
-    socket.once('close', () => clearTimeout(timer));
+    socket.on('close', clearSilentTimer);
   });
+}
+
+// A socket's 'close' listener (this: the socket): the timer would hold it until it fired.
+function clearSilentTimer() {
+  if (this[kSilentTimer]) clearTimeout(this[kSilentTimer]);
 }
 
 // A request arrived: its connection is no longer silent.
