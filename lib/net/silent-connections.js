@@ -24,7 +24,7 @@ function closeSilentConnections(server, timeoutMs) {
 
 // A socket's 'close' listener (this: the socket): the timer would hold it until it fired.
 function clearSilentTimer() {
-  if (this[kSilentTimer]) clearTimeout(this[kSilentTimer]);
+  clearTimeout(this[kSilentTimer]); // null once heardFrom cleared it: a no-op
 }
 
 // A request arrived: its connection is no longer silent.

@@ -7,6 +7,8 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const net = require('node:net');
 const tls = require('node:tls');
+const http = require('node:http');
+const { closeSilentConnections } = require('../../lib/net/silent-connections');
 const { request } = require('../support/helpers');
 const { startTlsServer, h2Connect, h2Request } = require('../support/tls-helpers');
 
@@ -108,5 +110,22 @@ test('an HTTP/2 session that made a request outlives the silent-connection timer
     assert.equal(second.status, 200);
   } finally {
     session.close();
+  }
+});
+
+test('a connection that closes before its first request leaves no silent-connection timer running', async () => {
+  const plain = http.createServer();
+  closeSilentConnections(plain, 60000);
+  // Registered after closeSilentConnections' own listeners, so it runs after them.
+  const closedSocket = new Promise((resolve) => plain.on('connection', (socket) => socket.on('close', () => resolve(socket))));
+  await new Promise((resolve) => plain.listen(0, '127.0.0.1', resolve));
+  try {
+    const client = net.connect(plain.address().port, '127.0.0.1', () => client.destroy());
+    const socket = await closedSocket;
+    const timers = Object.getOwnPropertySymbols(socket).map((key) => socket[key]).filter((value) => value && value.constructor && value.constructor.name === 'Timeout');
+    assert.equal(timers.length, 1, 'the socket holds its silent-connection timer');
+    assert.equal(timers[0]._destroyed, true, 'the timer was cleared when the socket closed');
+  } finally {
+    plain.close();
   }
 });
