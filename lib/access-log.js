@@ -1,23 +1,32 @@
 'use strict';
 // One access-log line per request on stdout, in combined log format (plus the response
-// time in seconds, as nginx's $request_time) or as JSON. Lines are joined into one string
-// (appending costs no copy), encoded once and written in one write syscall: at the end of the turn
-// of the event loop, or, while turns bring a busy worker's handful of lines each, at the end of the
-// first turn that does not (the worker has caught up), or once the batch is 64 K characters long or
-// 100 ms old. flush() writes what is left synchronously, so a graceful stop (and the drain after an
-// uncaught exception) loses nothing.
+// time in seconds, as nginx's $request_time) or as JSON. A turn's lines are joined into one string
+// (appending costs no copy) and, at the end of the turn, encoded into the batch buffer; the batch is
+// written in one write syscall: at the end of the turn of the event loop, or, while turns bring a
+// busy worker's handful of lines each, at the end of the first turn that does not (the worker has
+// caught up), or once it is 64 KiB long or 100 ms old. flush() writes what is left synchronously,
+// so a graceful stop (and the drain after an uncaught exception) loses nothing.
+// Why the batch is a buffer outside the JavaScript heap: it waits across garbage collections, and
+// every young-generation collection copied the waiting lines (several hundred under load) to keep
+// them alive, which cost more than writing them. A turn's string dies young, which costs a
+// collection nothing, and is encoded in one call, not one per line.
 // What changes once a second (the timestamp) is formatted once a second.
 
 const fs = require('node:fs');
 const { switchLogFile } = require('./log-file');
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-const BATCH_CHARS = 64 * 1024; // a batch this long is written at once
+const BATCH_BYTES = 64 * 1024; // a full batch is written at once
+// A turn's lines are encoded once they are this long: a UTF-16 code unit takes at most 3 bytes of
+// UTF-8 (a surrogate pair, two units, takes 4), so they always fit an empty batch.
+const TURN_CHARS = BATCH_BYTES / 4;
 const BATCH_MS = 100; // a busy worker's lines wait at most this long (checked at the end of a turn)
 const BUSY_TURN_LINES = 4; // a turn that brought this many lines is a busy worker's: its batch may wait
 
-let pending = ''; // the lines not yet written, joined: V8 keeps the pieces until the write flattens them
-let pendingSince = 0; // Date.now() as the first of them came
+let turnLines = ''; // this turn's lines, joined: V8 keeps the pieces until they are encoded
+const batch = Buffer.allocUnsafeSlow(BATCH_BYTES); // the lines of earlier turns not yet written
+let batchUsed = 0; // bytes of batch in use
+let pendingSince = 0; // Date.now() as the first of the lines not yet written came
 let linesThisTurn = 0; // lines since the last end-of-turn check
 let checkScheduled = false;
 let file = null; // a LogFile when the config has accessLog, else stdout
@@ -34,13 +43,30 @@ function reopen() {
 }
 
 function flush() {
-  if (pending.length === 0) return;
-  const data = Buffer.from(pending);
-  pending = '';
+  encodeTurnLines();
+  writeBatch();
+}
+
+function writeBatch() {
+  if (batchUsed === 0) return;
+  const data = batch.subarray(0, batchUsed);
+  batchUsed = 0;
   writeOut(data);
 }
 
-// Writes data synchronously, except on a full non-blocking stdout.
+// This turn's lines into the batch (written first when they might not fit); a single line longer
+// than a batch (a long URL) is written on its own, after the batch.
+function encodeTurnLines() {
+  if (turnLines.length === 0) return;
+  const room = turnLines.length * 3;
+  if (batchUsed + room > BATCH_BYTES) writeBatch();
+  if (room > BATCH_BYTES) writeOut(Buffer.from(turnLines));
+  else batchUsed += batch.write(turnLines, batchUsed);
+  turnLines = '';
+}
+
+// Writes data synchronously, except on a full non-blocking stdout (then a copy is queued: data
+// may be the batch buffer, which the next lines overwrite).
 function writeOut(data) {
   if (file) return file.write(data);
   while (data.length > 0) {
@@ -48,7 +74,7 @@ function writeOut(data) {
       data = data.subarray(fs.writeSync(1, data)); // a pipe may take only part of it
     } catch (error) {
       // A full non-blocking stdout (a journald socket, say): let the stream queue the rest.
-      if (error.code === 'EAGAIN') process.stdout.write(data);
+      if (error.code === 'EAGAIN') process.stdout.write(Buffer.from(data));
       // Anything else (EPIPE: nobody reads stdout any more) loses the log, not the server.
       return;
     }
@@ -56,11 +82,11 @@ function writeOut(data) {
 }
 
 function append(line) {
-  if (pending.length === 0) pendingSince = Date.now();
-  pending += line + '\n';
+  if (batchUsed === 0 && turnLines.length === 0) pendingSince = Date.now();
+  turnLines += line + '\n';
   linesThisTurn++;
-  if (pending.length >= BATCH_CHARS) flush();
-  else if (!checkScheduled) {
+  if (turnLines.length >= TURN_CHARS) encodeTurnLines();
+  if (!checkScheduled) {
     checkScheduled = true;
     setImmediate(endOfTurn);
   }
@@ -76,9 +102,10 @@ function endOfTurn() {
   checkScheduled = false;
   const lines = linesThisTurn;
   linesThisTurn = 0;
-  if (pending.length === 0) return;
+  encodeTurnLines();
+  if (batchUsed === 0) return;
   if (lines < BUSY_TURN_LINES || Date.now() - pendingSince >= BATCH_MS) {
-    flush();
+    writeBatch();
     return;
   }
   checkScheduled = true;
