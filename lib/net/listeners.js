@@ -15,6 +15,7 @@ const { parseListenAddress } = require('../config/listen-address');
 const { closeSilentConnections, heardFrom } = require('./silent-connections');
 const { boundPipelining } = require('./pipelining');
 const { maxConnections, limitConnections } = require('./connection-limit');
+const { advertisingResponse } = require('./keep-alive');
 
 // Requests of one HTTP/1.1 connection handled at once; more pipelined ones wait their turn.
 // apt pipelines 10 deep by default (Acquire::http::Pipeline-Depth): they all run at once.
@@ -23,18 +24,28 @@ const MAX_PIPELINED_RUNNING = 16;
 // SvrResponse (http/response.js) for HTTP/1 responses, over TLS too (Http1ServerResponse: the
 // HTTP/2 server's HTTP/1 side).
 function serverOptions(config) {
+  const Response = responseClass(config.keepAliveTimeout);
   return {
-    ServerResponse: SvrResponse,
-    Http1ServerResponse: SvrResponse,
-    keepAliveTimeout: config.keepAliveTimeout,
+    ServerResponse: Response,
+    Http1ServerResponse: Response,
+    keepAliveTimeout: 0, // see applyTimeouts
     headersTimeout: config.headersTimeout,
     requestTimeout: config.requestTimeout,
     maxHeaderSize: config.maxHeaderSize,
   };
 }
 
+// One class per keepAliveTimeout, made once: the responses of both listeners share their shape.
+const responseClasses = new Map();
+function responseClass(keepAliveMs) {
+  if (!responseClasses.has(keepAliveMs)) responseClasses.set(keepAliveMs, advertisingResponse(SvrResponse, keepAliveMs));
+  return responseClasses.get(keepAliveMs);
+}
+
+// keepAliveTimeout is the worker's to enforce (keep-alive.js): Node's server is given 0, so it arms
+// no timer per response, and svr's responses still announce the configured timeout.
 function applyTimeouts(server, config) {
-  server.keepAliveTimeout = config.keepAliveTimeout;
+  server.keepAliveTimeout = 0;
   server.headersTimeout = config.headersTimeout;
   server.requestTimeout = config.requestTimeout;
   answerParserErrors(server); // net/parser-errors.js: parser errors get their RFC status; every header is counted

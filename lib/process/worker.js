@@ -12,6 +12,7 @@ const { createListeners } = require('../net/listeners');
 const { handleUpgrade } = require('../net/upgrade');
 const { throttledErrorLog } = require('../net/connection-limit');
 const { acceptedSocket } = require('../net/accepted-socket');
+const { keepAliveSweeper, sweepEveryMs } = require('../net/keep-alive');
 const { WorkerMetrics, ipcSink } = require('./worker-metrics');
 const { installCrashHandlers, observeUserCode } = require('../request-context');
 const { startHeartbeat } = require('./watchdog');
@@ -45,7 +46,7 @@ class Worker {
     this.hooks = hooks; // { ready(addresses), fatal(code, message), recycle?(message), rateLimiter?, cacheIndex? }
     this.disableMods = options.disableMods === true;
     this.exitCode = 0;
-    this.sockets = new Map(); // socket -> { active, idleSince, h2, used }
+    this.sockets = new Map(); // socket -> { active, idleSince, h2, used, readAtSweep, heardAt }
     this.draining = false;
     this.served = 0; // requests given to this worker; the primary's crash backoff reads it
     this.toShed = 0; // connections the primary asked this worker to close (process/rebalance.js)
@@ -207,14 +208,23 @@ class Worker {
   }
 
   track(socket) {
-    this.sockets.set(socket, { active: 0, idleSince: Date.now(), h2: false, used: false });
+    this.sockets.set(socket, { active: 0, idleSince: Date.now(), h2: false, used: false, readAtSweep: 0, heardAt: 0 });
     this.connectionsChanged();
     socket.on('close', this.untrack);
   }
 
   async listen() {
     await Promise.all(this.listeners.map((listener) => this.listenOne(listener)));
+    this.sweepKeepAlive();
     this.hooks.ready(this.listeners.map(({ scheme, port, server }) => ({ scheme, port, address: server.address() })));
+  }
+
+  // Idle HTTP/1 keep-alive connections are closed here, not by a timer per response (net/keep-alive.js).
+  sweepKeepAlive() {
+    const keepAliveMs = this.config.keepAliveTimeout;
+    if (!(keepAliveMs > 0)) return; // 0: kept open, as Node does
+    const sweep = keepAliveSweeper(this.sockets, keepAliveMs);
+    setInterval(() => sweep(Date.now()), sweepEveryMs(keepAliveMs)).unref();
   }
 
   listenOne(listener) {
