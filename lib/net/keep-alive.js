@@ -12,9 +12,10 @@
 // the connection lasts KEEP_ALIVE_GRACE_MS longer, so a client that reuses it at its last moment is
 // not cut; bytes received while idle (a next request on its way) restart the wait. A connection is
 // closed by the first sweep after that, within one sweep interval (a tenth of keepAliveTimeout,
-// between 50 ms and 1 s) of the moment Node would close it, or two when its bytes came just before. HTTP/2 sessions have their own idle timer
-// (http2-sessions.js); a connection that has not sent a request yet has the silent-connection timer
-// (silent-connections.js); a tunnel (an upgrade, CONNECT) counts as a request in flight until it closes.
+// between 50 ms and 1 s) of the moment Node would close it, or two when its bytes came just before.
+// HTTP/2 sessions have their own idle timer (http2-sessions.js); a connection that has not sent a
+// request yet has the silent-connection timer (silent-connections.js); a tunnel (an upgrade,
+// CONNECT) counts as a request in flight until it closes.
 //
 //   advertisingResponse(Base, keepAliveMs) -> class   Base, whose responses announce keepAliveMs
 //                                                     although the server's keepAliveTimeout is 0

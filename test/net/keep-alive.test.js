@@ -8,9 +8,8 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const net = require('node:net');
 const tls = require('node:tls');
-const { EventEmitter } = require('node:events');
-const { keepAliveSweeper, sweepEveryMs, advertisingResponse, KEEP_ALIVE_GRACE_MS } = require('../../lib/net/keep-alive');
-const { createListeners } = require('../../lib/net/listeners');
+const { keepAliveSweeper, sweepEveryMs, KEEP_ALIVE_GRACE_MS } = require('../../lib/net/keep-alive');
+const { createListeners, serverOptions } = require('../../lib/net/listeners');
 const { schemaDefaults, startServer } = require('../support/helpers');
 const { startTlsServer } = require('../support/tls-helpers');
 
@@ -73,8 +72,8 @@ test('Node arms no keep-alive timer per response: the listeners get keepAliveTim
   const config = { ...schemaDefaults(), keepAliveTimeout: 7000 };
   const [listener] = createListeners(config, { site: () => {}, httpsRedirect: () => {} });
   assert.equal(listener.server.keepAliveTimeout, 0);
-  const Response = advertisingResponse(EventEmitter, 7000);
-  const res = new Response();
+  const { ServerResponse: Response } = serverOptions(config); // the class both listeners answer with
+  const res = new Response({ method: 'GET', httpVersionMajor: 1, httpVersionMinor: 1, headers: {} });
   res._keepAliveTimeout = 0; // what Node's server copies in
   assert.equal(res._keepAliveTimeout, 7000);
 });
