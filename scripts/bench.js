@@ -24,6 +24,7 @@ const { measuredCommit } = require('./bench/commit');
 const { writeDocs } = require('./bench/docs');
 const { measureCpuPerRequest, nodesFor, CPU_SCENARIO_NAMES } = require('./bench/cpu-per-request');
 const { measureAccessLogCost } = require('./bench/access-log-cost');
+const { machineInfo } = require('./bench/machine');
 
 const IDLE_SETTLE_MS = 1000; // after the first 200 OK, before idle RSS is read: let every worker finish starting
 const BUSY_LOOP_MARGIN_S = 10; // a busy loop child stops by itself this long after its run should have ended
@@ -46,23 +47,6 @@ function throughputScenarios(all, only) {
   const unknown = only.filter((name) => !all.some((scenario) => scenario.name === name) && !CPU_SCENARIO_NAMES.includes(name));
   if (unknown.length) throw new Error(`unknown scenario: ${unknown.join(', ')} (known: ${[...all.map((scenario) => scenario.name), ...CPU_SCENARIO_NAMES.filter((name) => !all.some((scenario) => scenario.name === name))].join(', ')})`);
   return all.filter((scenario) => only.includes(scenario.name));
-}
-
-function machineInfo() {
-  let cpuModel = os.cpus()[0] ? os.cpus()[0].model : 'unknown';
-  try {
-    const match = fs.readFileSync('/proc/cpuinfo', 'utf8').match(/^model name\s*:\s*(.+)$/m);
-    if (match) cpuModel = match[1].trim();
-  } catch {
-    // not Linux: keep os.cpus()
-  }
-  return {
-    nproc: availableCores(),
-    cpuModel,
-    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
-    kernel: `${os.type()} ${os.release()}`,
-    loadAverageAtStart: os.loadavg().map((value) => Number(value.toFixed(2))),
-  };
 }
 
 function formatRun(run) {

@@ -31,13 +31,20 @@ function loadAverage(values) {
   return values ? values.join(' ') : '–';
 }
 
+// ", page-table isolation on" from the meltdown line the run recorded (scripts/bench.js), or nothing.
+function isolationNote(machine) {
+  const meltdown = machine.mitigations && machine.mitigations.meltdown;
+  if (typeof meltdown !== 'string') return '';
+  return `, kernel page-table isolation ${/\bPTI\b/.test(meltdown) ? 'on' : 'off'} (meltdown: ${meltdown})`;
+}
+
 function runDescription(meta) {
   const { options, machine, versions } = meta;
   const tools = Object.entries(versions || {}).filter(([, version]) => version).map(([name, version]) => `${name} ${version}`).join(', ');
   return [
     `- **Date**: ${meta.date}`,
     `- **Commit measured**: \`${meta.commit ? meta.commit.label : 'unknown'}\``,
-    `- **Machine**: ${machine.cpuModel}, ${machine.nproc} cores, ${machine.memoryGiB} GiB, ${machine.kernel}; load average ${loadAverage(machine.loadAverageAtStart)} at the start, ${loadAverage(machine.loadAverageAtEnd)} at the end (1, 5, 15 min)`,
+    `- **Machine**: ${machine.cpuModel}, ${machine.nproc} cores, ${machine.memoryGiB} GiB, ${machine.kernel}${isolationNote(machine)}; load average ${loadAverage(machine.loadAverageAtStart)} at the start, ${loadAverage(machine.loadAverageAtEnd)} at the end (1, 5, 15 min)`,
     `- **Run**: rounds: ${options.runs} × ${options.duration} s, after ${options.warmup} s of warm-up per cell (per round in the CPU rows), load tool with ${options.threads} thread(s) and ${options.connections} connections unless the scenario says otherwise, on the same machine; ${meta.workers} workers for svr, nginx, the bare cluster and the node ceiling${meta.schedulingPolicy ? `; NODE_CLUSTER_SCHED_POLICY=${meta.schedulingPolicy}` : ''}`,
     `- **Tools**: ${tools}${meta.certificate ? `; HTTPS certificate ${meta.certificate}, self-signed, the same for svr and nginx` : ''}`,
   ].join('\n');

@@ -445,6 +445,25 @@ test('the report says how far svr\'s largest idle worker is over the node ceilin
   assert.match(renderMarkdown(results), /svr over the node ceiling .*: \+4\.0 MiB/);
 });
 
+test('the run records the kernel\'s page-table isolation and retpolines, and the docs print whether isolation was on', () => {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const { kernelMitigations } = require('../../scripts/bench/machine');
+  const { renderMarkdown } = require('../../scripts/bench/docs');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-mitigations-'));
+  try {
+    fs.writeFileSync(path.join(dir, 'meltdown'), 'Mitigation: PTI\n');
+    assert.deepEqual(kernelMitigations(dir), { meltdown: 'Mitigation: PTI', spectre_v2: null });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  const options = { runs: 1, duration: 1, warmup: 0, threads: 1, connections: 1 };
+  const page = (mitigations) => renderMarkdown({ meta: { date: 'd', machine: { cpuModel: 'c', nproc: 2, kernel: 'Linux 6', mitigations }, options, workers: 2 }, cells: [], ratios: [], instances: [] });
+  assert.match(page({ meltdown: 'Mitigation: PTI' }), /Linux 6, kernel page-table isolation on \(meltdown: Mitigation: PTI\); load average/);
+  assert.match(page({ meltdown: 'Not affected' }), /Linux 6, kernel page-table isolation off \(meltdown: Not affected\); load average/);
+  assert.match(page(undefined), /Linux 6; load average/, 'a results file from before the field: the kernel alone');
+});
+
 test('the access log target: its costliest format per Node version within 2 µs; left out of runs with --only', () => {
   const { checkTargets } = require('../../scripts/bench/targets');
   const { measureAccessLogCost } = require('../../scripts/bench/access-log-cost');
