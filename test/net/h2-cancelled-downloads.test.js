@@ -72,6 +72,8 @@ test('HTTP/2: cancelled downloads never fail the session; it gets a graceful GOA
     t.after(() => session.destroy());
     await fillSession(session);
     if (!session.events.includes('close')) await once(session, 'close');
-    assert.deepEqual(session.events, ['goaway 0', 'close'], `connection ${connection}: a graceful GOAWAY at the limit`);
+    // One GOAWAY NO_ERROR at the limit; Node's server may send a second NO_ERROR one as the session
+    // ends, which a client still open sees (once in a run on a slow machine). Never another code.
+    assert.match(session.events.join(','), /^(goaway 0,)+close$/, `connection ${connection}: a graceful GOAWAY at the limit: ${session.events}`);
   }
 });
