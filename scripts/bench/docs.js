@@ -31,7 +31,8 @@ function loadAverage(values) {
   return values ? values.join(' ') : '–';
 }
 
-// ", page-table isolation on" from the meltdown line the run recorded (scripts/bench.js), or nothing.
+// ", kernel page-table isolation on (meltdown: ...)" from the line the run recorded
+// (bench/machine.js), or nothing for a results file from before it was recorded.
 function isolationNote(machine) {
   const meltdown = machine.mitigations && machine.mitigations.meltdown;
   if (typeof meltdown !== 'string') return '';
