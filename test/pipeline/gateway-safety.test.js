@@ -345,14 +345,19 @@ test('a client slower than timeouts.idle is no idle upstream: the response arriv
     r.write(Buffer.alloc(TOTAL, 'y'));
     r.end();
   });
-  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream, timeouts: { idle: 300 } }] }, files: { 'slow.php': '' } });
+  // The idle limit is a second, not less: the fake server, svr and the client share this process,
+  // and on a loaded machine a stall of a few hundred milliseconds before the first byte is a real
+  // idle upstream to svr (a 504), not the slow client this test is about.
+  const IDLE_MS = 1000;
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream, timeouts: { idle: IDLE_MS } }] }, files: { 'slow.php': '' } });
   t.after(async () => { await site.stop(); await fcgi.stop(); });
   const received = await new Promise((resolve, reject) => {
     http.get(`${site.url}/slow.php`, (res) => {
+      if (res.statusCode !== 200) return reject(new Error(`status ${res.statusCode}; log: ${site.stderr().join(' | ')}`));
       let bytes = 0;
       res.pause();
-      // Hold the response unread for three idle limits, then read it all.
-      const resumeAt = setTimeout(() => res.resume(), 900);
+      // Hold the response unread for two and a half idle limits, then read it all.
+      const resumeAt = setTimeout(() => res.resume(), IDLE_MS * 2.5);
       res.on('data', (c) => { bytes += c.length; });
       res.on('end', () => resolve(bytes));
       res.on('error', (error) => { clearTimeout(resumeAt); reject(error); });
