@@ -19,6 +19,7 @@ const HUGE_BYTES = 64 * 1024 * 1024;
 function startUpstream() {
   const seen = new Map(); // path -> [headers]
   const held = [];
+  let abandoned = 0; // requests the upstream never answered that svr then closed
   const releaseHeld = () => { for (const res of held.splice(0)) res.end('.'); };
   const count = (p) => (seen.get(p) || []).length;
   const server = http.createServer((req, res) => {
@@ -38,6 +39,9 @@ function startUpstream() {
       case '/vary': return send({ 'cache-control': 'max-age=60', vary: 'Accept-Language' }, `language ${req.headers['accept-language']} ${n}`);
       case '/reflect': return send({ 'cache-control': 'max-age=60' }, `host ${req.headers['x-forwarded-host']} url ${req.headers['x-original-url'] || req.url} ${n}`);
       case '/slow': return setTimeout(() => send({ 'cache-control': 'max-age=60' }, `slow ${n}`), 300);
+      case '/first-unanswered': // the first request is never answered; its end is counted
+        if (n === 1) return res.once('close', () => { abandoned++; });
+        return send({ 'cache-control': 'max-age=60' }, `first-unanswered ${n}`);
       case '/short':
         if (req.headers['if-none-match'] === '"v1"') { res.writeHead(304, { etag: '"v1"', 'cache-control': 'max-age=1' }); return res.end(); }
         return send({ etag: '"v1"', 'cache-control': 'max-age=1' }, `short ${n}`);
@@ -67,7 +71,7 @@ function startUpstream() {
         return res.end();
     }
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, port: server.address().port, count, seen, releaseHeld })));
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, port: server.address().port, count, seen, releaseHeld, abandoned: () => abandoned })));
 }
 
 function metricValue(text, name) {
@@ -302,12 +306,19 @@ test('revalidation, stale-while-revalidate, stale-if-error, one upstream request
 
 test('a client that leaves before the upstream answers does not leave the next miss waiting', async (t) => {
   const { upstream, server } = await setUp(t, { workers: 1 });
-  // /slow answers after 300 ms; this client gives up after 50 ms, before any response header.
-  await assert.rejects(request(`${server.url}/slow`, { timeout: 50 }), /timed out/);
-  await waitUntil(() => upstream.count('/slow') === 1, 5000);
-  const next = await request(`${server.url}/slow`, { timeout: 5000 });
+  // The upstream never answers the first request; its client leaves once the request is upstream,
+  // before any response header. (No clock decides the order: a client leaving on a timer could be
+  // late on a loaded machine, after the answer was stored.)
+  const first = http.get(`${server.url}/first-unanswered`);
+  first.on('error', () => {}); // its own destroy below
+  const firstGone = new Promise((resolve) => first.once('close', resolve));
+  assert.ok(await waitUntil(() => upstream.count('/first-unanswered') === 1, 5000), 'the first request reached the upstream');
+  first.destroy();
+  await firstGone;
+  assert.ok(await waitUntil(() => upstream.abandoned() === 1, 5000), 'svr closed its upstream request when its client left');
+  const next = await request(`${server.url}/first-unanswered`, { timeout: 5000 });
   assert.equal(next.status, 200, 'answered, not left waiting on the first fetch');
-  assert.equal(next.headers['x-cache'], 'MISS');
+  assert.deepEqual([next.headers['x-cache'], next.text], ['MISS', 'first-unanswered 2']);
 });
 
 test('--single-threaded: stored, answered and purged in the one process', async (t) => {
