@@ -151,7 +151,9 @@ test('a server that stops mid-response cuts the client\'s response; idle silence
     r.write('Content-Type: text/plain\r\n\r\npartial');
     if (r.params.SCRIPT_NAME === '/die.php') r.socket.destroy();
   });
-  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream, timeouts: { idle: 300 } }] }, files: { 'die.php': SOURCE, 'hang.php': SOURCE } });
+  // A second, not less: on a loaded machine a stall before "partial" arrives would be an idle
+  // upstream before the output (a 504), not the cut mid-response this test is about.
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream, timeouts: { idle: 1000 } }] }, files: { 'die.php': SOURCE, 'hang.php': SOURCE } });
   t.after(async () => { await site.stop(); await fcgi.stop(); });
   for (const url of ['/die.php', '/hang.php']) {
     await assert.rejects(request(site.url + url), /aborted|socket hang up|ECONNRESET/, url);
@@ -160,7 +162,8 @@ test('a server that stops mid-response cuts the client\'s response; idle silence
 });
 
 test('an idle pooled connection is closed after timeouts.keepAlive', async (t) => {
-  const { site, fcgi } = await withSite(t, { timeouts: { keepAlive: 300 } }, { 'x.php': SOURCE });
+  // A second, so that a loaded machine cannot close it before the first assertion looks.
+  const { site, fcgi } = await withSite(t, { timeouts: { keepAlive: 1000 } }, { 'x.php': SOURCE });
   assert.equal((await request(`${site.url}/x.php`)).status, 200);
   assert.equal(fcgi.open(), 1, 'kept open after the request');
   assert.ok(await waitUntil(() => fcgi.open() === 0, 5000), 'closed once idle');
