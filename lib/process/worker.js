@@ -12,7 +12,7 @@ const { createListeners } = require('../net/listeners');
 const { handleUpgrade } = require('../net/upgrade');
 const { throttledErrorLog } = require('../net/connection-limit');
 const { acceptedSocket } = require('../net/accepted-socket');
-const { keepAliveSweeper, sweepEveryMs } = require('../net/keep-alive');
+const { keepAliveSweeper, sweepEveryMs, KEEP_ALIVE_GRACE_MS } = require('../net/keep-alive');
 const { WorkerMetrics, ipcSink } = require('./worker-metrics');
 const { installCrashHandlers, observeUserCode } = require('../request-context');
 const { startHeartbeat } = require('./watchdog');
@@ -250,9 +250,12 @@ class Worker {
     });
   }
 
-  // idleGraceMs: how long a keep-alive connection may sit idle before it is closed. During
-  // a reload it is a second: busy clients get "Connection: close" on their next response
-  // instead, which is race-free; closing an idle socket races a request already on its way.
+  // idleGraceMs: how long a keep-alive connection may sit idle before it is closed: 0 on a stop,
+  // a second on a reload or recycle, where busy clients get "Connection: close" on their next
+  // response instead, which is race-free; closing an idle socket races a request already on its
+  // way. So on a reload an HTTP/1 connection that was told "Keep-Alive: timeout=N" is kept until
+  // the keep-alive sweep would have closed it anyway (N s and a second): a client that honours
+  // the hint (Node's http.Agent closes at N - 1 s) never reuses a connection as it closes.
   // transferTimeoutMs (reloads and recycles): responses still moving at timeoutMs may go on
   // until then; the rest are cut at timeoutMs.
   // delayMs (health.drainDelay, on stop only): keep accepting and serving that long first, with
@@ -293,7 +296,9 @@ class Worker {
     const elapsed = Date.now() - startedAt;
     const moving = elapsed < transferTimeoutMs ? progress.moving() : new Set();
     const busy = [...this.sockets.values()].filter((state) => state.active > 0).length;
-    if (busy === 0 && this.waitingForTransfers) return this.exit(); // the last ones finished; the rest idle
+    // Nothing in flight: the connections left are idle keep-alive ones (a reload keeps them for
+    // their announced timeout, which may outlast shutdownTimeout); closing them cuts nothing.
+    if (busy === 0) return this.exit();
     if (moving.size === 0) return this.exit(`forced after ${elapsed} ms with ${this.sockets.size} connection(s) open`);
     for (const socket of this.sockets.keys()) if (!moving.has(socket)) socket.destroy();
     if (!this.waitingForTransfers) log.info(`drain: ${moving.size} response(s) still moving after ${elapsed} ms; waiting for them (up to ${transferTimeoutMs} ms)`);
@@ -304,9 +309,13 @@ class Worker {
 
   closeIdle(idleGraceMs) {
     const now = Date.now();
+    const announcedMs = this.config.keepAliveTimeout > 0 ? this.config.keepAliveTimeout + KEEP_ALIVE_GRACE_MS : 0;
     for (const [socket, state] of this.sockets) {
-      const graceMs = state.used ? idleGraceMs : Math.max(idleGraceMs, FIRST_REQUEST_GRACE_MS);
-      if (state.active === 0 && now - state.idleSince >= graceMs) socket.destroy();
+      if (state.active > 0) continue;
+      let graceMs = idleGraceMs;
+      if (!state.used) graceMs = Math.max(idleGraceMs, FIRST_REQUEST_GRACE_MS);
+      else if (idleGraceMs > 0 && !state.h2) graceMs = Math.max(idleGraceMs, announcedMs);
+      if (now - state.idleSince >= graceMs) socket.destroy();
     }
     if (this.sockets.size === 0 && this.mayExit && this.onDrained) this.onDrained();
   }

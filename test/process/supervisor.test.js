@@ -164,6 +164,53 @@ test('SIGTERM closes idle keep-alive connections instead of waiting for them', a
   agent.destroy();
 });
 
+// One response to `GET /` (whose body is "x") on a raw connection: its head, or an error if the
+// connection closes first.
+function answerOn(socket) {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const onData = (chunk) => {
+      text += chunk.toString('latin1');
+      if (!text.endsWith('\r\n\r\nx')) return;
+      socket.off('data', onData).off('close', onClose).off('end', onClose);
+      resolve(text.slice(0, -3));
+    };
+    const onClose = () => reject(new Error(`the connection closed${text ? ` after ${JSON.stringify(text)}` : ''}`));
+    if (socket.destroyed || socket.readableEnded) return onClose(); // closed while idle
+    socket.on('data', onData).on('close', onClose).on('end', onClose);
+    socket.write('GET / HTTP/1.1\r\nHost: localhost\r\n\r\n');
+  });
+}
+
+// A drain gives idle connections a second; a client told "Keep-Alive: timeout=N" may reuse its
+// connection for N seconds (Node's http.Agent up to N - 1), and one reused as the server closes
+// it loses its request. So a reload keeps such a connection as long as it was promised.
+test('a reload keeps an idle keep-alive connection for its announced timeout: a request on it is answered', async () => {
+  const server = await startServer({ config: { workers: 1, keepAliveTimeout: 10000, customHeaders: { 'X-Generation': 'old' } }, files: { 'index.html': 'x' } });
+  const socket = net.connect(server.port, '127.0.0.1');
+  socket.on('error', () => {});
+  try {
+    const first = await answerOn(socket);
+    const answeredAt = Date.now();
+    assert.match(first, /\r\nKeep-Alive: timeout=10\r\n/);
+    const since = server.stderr().length;
+    server.writeConfig({ workers: 1, keepAliveTimeout: 10000, customHeaders: { 'X-Generation': 'new' } });
+    server.signal('SIGHUP');
+    await server.waitForLog(/reload complete/, 'stderr', since);
+    // Idle for longer than the drain's second, and past the drain's start: what waits here is
+    // the behaviour under test, not a synchronisation.
+    const wait = Math.max(answeredAt + 1500 - Date.now(), 0) + 300;
+    await new Promise((resolve) => setTimeout(resolve, wait));
+    const second = await answerOn(socket);
+    assert.match(second, /^HTTP\/1\.1 200 /);
+    assert.match(second, /\r\nX-Generation: old\r\n/i, 'answered by the old worker, on the old connection');
+    assert.match(second, /\r\nConnection: close\r\n/, 'and told to move to a new one');
+  } finally {
+    socket.destroy();
+    await server.stop();
+  }
+});
+
 test('a port already in use: exit non-zero with one message naming the port, no restart loop', async () => {
   const blocker = net.createServer();
   const port = await getFreePort();
