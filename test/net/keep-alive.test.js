@@ -146,3 +146,23 @@ test('a real svr: Keep-Alive announced, an idle connection closed after keepAliv
     })(),
   ]));
 });
+
+// keepAliveTimeout 0 keeps Node's meaning (no idle limit), not nginx's (keep-alive off): nothing
+// is announced and the connection outlives the close a timeout of 1 s would have made.
+test('keepAliveTimeout 0: no Keep-Alive header, and an idle connection is not closed by the sweep', async (t) => {
+  const server = await startServer({ config: { keepAliveTimeout: 0 }, files: { 'index.html': 'hello\n' } });
+  const socket = net.connect(server.port, '127.0.0.1');
+  socket.on('error', () => {});
+  t.after(async () => {
+    socket.destroy();
+    await server.stop();
+  });
+  const head = await requestOn(socket, '/');
+  assert.match(head, /^HTTP\/1\.1 200/);
+  assert.match(head, /\r\nConnection: keep-alive(\r\n|$)/i);
+  assert.doesNotMatch(head, /\r\nKeep-Alive:/i);
+  // Idle past the close of the shortest timeout there is (1 ms and the second's grace): the
+  // wait is the behaviour under test.
+  await new Promise((resolve) => setTimeout(resolve, KEEP_ALIVE_GRACE_MS + 1000));
+  assert.match(await requestOn(socket, '/'), /^HTTP\/1\.1 200/, 'the idle connection still answers');
+});
