@@ -137,6 +137,11 @@ function createSecureServer(config, handler, serverOptions = {}, { acmeAnswers =
   options.allowHTTP1 = true;
   options.settings = http2Settings(config, serverOptions);
   options.Http2ServerResponse = responseClass(http2);
+  // https.createServer sets TCP_NODELAY on what it accepts, and Node's HTTP/2 sessions set it on
+  // theirs; an HTTP/1.1 connection this listener takes (allowHTTP1) got none. Without it a small
+  // write waits for the client's delayed ACK of the one before (Nagle's algorithm): an event
+  // stream's events, a script's chunks.
+  options.noDelay = true;
   // WebSockets over HTTP/2 (RFC 8441 extended CONNECT), offered when there is a proxy to take them.
   if (Array.isArray(config.proxy) && config.proxy.length > 0) options.settings.enableConnectProtocol = true;
   server = http2.createSecureServer(options, h);
