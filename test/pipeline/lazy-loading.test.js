@@ -121,3 +121,16 @@ test('the first listing makes the collator; the first compressed answer loads zl
   assert.equal(hasBuiltin(compressed, 'zlib'), true);
   assert.equal(hasBuiltin(loadedAfterBuilding({}, { 'serverSideScript.js': 'res.end("hi");' }), 'vm'), true);
 });
+
+// The primary, not a worker: its rate counter (process/rate-limits/counter.js) is made at every
+// start, with Redis only when rateLimitStore.redis names one.
+test('the primary and its rate counter load no Redis client (ioredis) without rateLimitStore.redis', () => {
+  const script = `
+    const quiet = { info() {}, warn() {}, error() {} };
+    require(${JSON.stringify(path.join(ROOT, 'lib', 'process', 'primary.js'))});
+    const { createRateCounter } = require(${JSON.stringify(path.join(ROOT, 'lib', 'process', 'rate-limits', 'counter.js'))});
+    createRateCounter({ redis: null, whenDown: 'local', timeout: 250, maxKeys: 100000 }, quiet).close();
+    console.log(JSON.stringify(Object.keys(require.cache).filter((file) => file.includes('${path.sep}ioredis${path.sep}'))));`;
+  const loaded = JSON.parse(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' }).trim().split('\n').pop());
+  assert.deepEqual(loaded, []);
+});

@@ -11,7 +11,9 @@
 //   new RedisStore({ url, timeoutMs, log }) .take(key, intervalMs, toleranceMs) -> Promise<answer>
 //                                            .isUp()  .close()
 
-const Redis = require('ioredis');
+// ioredis (about 60 modules; some 90 ms and several MiB of the primary's start) is loaded by the
+// first store made: only a config with rateLimitStore.redis makes one.
+let Redis = null;
 
 const PREFIX = 'svr:rl:';
 // KEYS[1] the key; ARGV interval and tolerance in ms. Returns {1, aheadMs} or {0, retryMs}.
@@ -48,6 +50,7 @@ class RedisStore {
     this.log = log;
     this.up = false;
     this.quietUntil = 0;
+    if (Redis === null) Redis = require('ioredis');
     this.client = new Redis(url, {
       enableOfflineQueue: false, // while disconnected a command fails at once instead of queueing
       maxRetriesPerRequest: 0,
