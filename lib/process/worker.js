@@ -48,6 +48,7 @@ class Worker {
     this.exitCode = 0;
     this.sockets = new Map(); // socket -> { active, idleSince, h2, used, readAtSweep, heardAt }
     this.draining = false;
+    this.idleGraceMs = 0; // the drain's (drain())
     this.served = 0; // requests given to this worker; the primary's crash backoff reads it
     this.toShed = 0; // connections the primary asked this worker to close (process/rebalance.js)
     this.shedUntil = 0;
@@ -261,21 +262,29 @@ class Worker {
   // delayMs (health.drainDelay, on stop only): keep accepting and serving that long first, with
   // the health path answering 503, so a load balancer takes this server out before it stops
   // accepting connections.
+  // A stop while a reload drains this worker: its idle connections go at once, as on any stop.
   drain(idleGraceMs, timeoutMs, { transferTimeoutMs = timeoutMs, delayMs = 0 } = {}) {
-    if (this.draining) return;
+    if (this.draining) {
+      if (idleGraceMs < this.idleGraceMs) {
+        this.idleGraceMs = idleGraceMs;
+        if (this.onDrained) this.closeIdle();
+      }
+      return;
+    }
     this.draining = true;
-    if (delayMs > 0) setTimeout(() => this.stopAccepting(idleGraceMs, timeoutMs, transferTimeoutMs), delayMs);
-    else this.stopAccepting(idleGraceMs, timeoutMs, transferTimeoutMs);
+    this.idleGraceMs = idleGraceMs;
+    if (delayMs > 0) setTimeout(() => this.stopAccepting(timeoutMs, transferTimeoutMs), delayMs);
+    else this.stopAccepting(timeoutMs, transferTimeoutMs);
   }
 
-  stopAccepting(idleGraceMs, timeoutMs, transferTimeoutMs) {
+  stopAccepting(timeoutMs, transferTimeoutMs) {
     // net.Server#close stops accepting; http.Server#close would also drop idle keep-alive
     // sockets at once (Node >= 19), which is exactly the race described above.
     for (const { server, drain } of this.listeners) {
       net.Server.prototype.close.call(server);
       if (drain) drain();
     }
-    const sweep = setInterval(() => this.closeIdle(idleGraceMs), DRAIN_SWEEP_MS);
+    const sweep = setInterval(() => this.closeIdle(), DRAIN_SWEEP_MS);
     const progress = watchProgress(this.sockets);
     const startedAt = Date.now();
     setTimeout(() => this.forceUnlessMoving(progress, startedAt, transferTimeoutMs), timeoutMs).unref();
@@ -285,9 +294,9 @@ class Worker {
     // the primary confirms nothing more is on its way (immediately when single-threaded).
     Promise.resolve(this.hooks.stoppedAccepting && this.hooks.stoppedAccepting()).then(() => {
       this.mayExit = true;
-      this.closeIdle(idleGraceMs);
+      this.closeIdle();
     });
-    this.closeIdle(idleGraceMs);
+    this.closeIdle();
   }
 
   // At shutdownTimeout: exit, unless responses are still moving (and transferTimeoutMs has not
@@ -307,8 +316,9 @@ class Worker {
     return undefined;
   }
 
-  closeIdle(idleGraceMs) {
+  closeIdle() {
     const now = Date.now();
+    const idleGraceMs = this.idleGraceMs;
     const announcedMs = this.config.keepAliveTimeout > 0 ? this.config.keepAliveTimeout + KEEP_ALIVE_GRACE_MS : 0;
     for (const [socket, state] of this.sockets) {
       if (state.active > 0) continue;

@@ -211,6 +211,25 @@ test('a reload keeps an idle keep-alive connection for its announced timeout: a 
   }
 });
 
+test('a stop during a reload does not wait for the old worker\'s idle keep-alive connections', async () => {
+  const server = await startServer({ config: { workers: 1, keepAliveTimeout: 10000 }, files: { 'index.html': 'x' } });
+  const socket = net.connect(server.port, '127.0.0.1');
+  socket.on('error', () => {});
+  try {
+    await answerOn(socket); // idle from here, with 10 s announced: the old worker's drain keeps it
+    const since = server.stderr().length;
+    server.signal('SIGHUP');
+    await server.waitForLog(/reload complete/, 'stderr', since);
+    const stoppingAt = Date.now();
+    const { code } = await server.stop();
+    assert.equal(code, 0);
+    assert.ok(Date.now() - stoppingAt < 3000, `stopped in ${Date.now() - stoppingAt} ms, without waiting out the announced 10 s`);
+  } finally {
+    socket.destroy();
+    await server.stop();
+  }
+});
+
 test('a port already in use: exit non-zero with one message naming the port, no restart loop', async () => {
   const blocker = net.createServer();
   const port = await getFreePort();
