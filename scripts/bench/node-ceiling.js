@@ -9,9 +9,12 @@
 // Same scheduling policy as svr's default (SCHED_NONE: workers accept) unless NODE_CLUSTER_SCHED_POLICY is set.
 // With --proxy URL it is the ceiling of a reverse proxy instead: every request is forwarded to
 // URL's host (path and method kept, keep-alive connections to it) and the answer piped back.
-// With --cert and --key it is the ceiling of HTTPS and HTTP/2: the same file handler on
-// http2.createSecureServer({ allowHTTP1: true }) (HTTP/2 by ALPN, HTTP/1.1 otherwise), TLS 1.3
-// only and 128 concurrent streams, as svr's bench site is set up (servers.js).
+// With --cert and --key it is the ceiling of HTTPS and HTTP/2: http2.createSecureServer({
+// allowHTTP1: true }) (HTTP/2 by ALPN, HTTP/1.1 otherwise), TLS 1.3 only and 128 concurrent
+// streams, as svr's bench site is set up (servers.js). HTTP/1.1 gets the same file handler; an
+// HTTP/2 stream is answered through Node's core API (stream.respond, no compatibility request and
+// response objects), the least Node's HTTP/2 costs: the compatibility API's end() would also send
+// an empty DATA frame after the body, which svr does not.
 // Usage: node scripts/bench/node-ceiling.js --root DIR --port 8080 [--host 127.0.0.1] [--workers N]
 //        node scripts/bench/node-ceiling.js --proxy http://127.0.0.1:8081 --port 8080 [--workers N]
 //        node scripts/bench/node-ceiling.js --root DIR --cert cert.pem --key key.pem --port 8443
@@ -51,6 +54,9 @@ function loadFiles(root) {
       },
       notModified: { ...common, 'Last-Modified': lastModified, ETag: etag },
     });
+    const answers = files.get(`/${name}`);
+    answers.okH2 = { ':status': 200, ...lowerCased(answers.ok) };
+    answers.notModifiedH2 = { ':status': 304, ...lowerCased(answers.notModified) };
   }
   return files;
 }
@@ -72,12 +78,41 @@ function proxyHandler(upstream) {
   };
 }
 
+function lowerCased(headers) {
+  const out = {};
+  for (const [name, value] of Object.entries(headers)) out[name.toLowerCase()] = value;
+  return out;
+}
+
 function createServer() {
   if (args.proxy) return http.createServer(proxyHandler(args.proxy));
-  if (!args.cert) return http.createServer(fileHandler(loadFiles(path.resolve(args.root))));
+  const files = loadFiles(path.resolve(args.root));
+  if (!args.cert) return http.createServer(fileHandler(files));
   const tls = { cert: fs.readFileSync(args.cert), key: fs.readFileSync(args.key), minVersion: 'TLSv1.3' };
   const settings = { maxConcurrentStreams: 128 };
-  return require('http2').createSecureServer({ ...tls, allowHTTP1: true, settings }, fileHandler(loadFiles(path.resolve(args.root))));
+  const server = require('http2').createSecureServer({ ...tls, allowHTTP1: true, settings }, fileHandler(files));
+  // The request listener above made Node add its compatibility 'stream' listener: HTTP/2 streams
+  // go to the core API's instead (HTTP/1.1 requests do not pass through 'stream').
+  server.removeAllListeners('stream');
+  server.on('stream', streamHandler(files));
+  return server;
+}
+
+function streamHandler(files) {
+  return (stream, headers) => {
+    const file = files.get(headers[':path']);
+    if (file === undefined) {
+      stream.respond({ ':status': 404, server: 'svr', 'content-type': 'text/plain' });
+      stream.end('not found\n');
+    } else if (headers['if-none-match'] === file.etag) {
+      stream.respond(file.notModifiedH2, { endStream: true });
+    } else if (headers[':method'] === 'HEAD') {
+      stream.respond(file.okH2, { endStream: true });
+    } else {
+      stream.respond(file.okH2);
+      stream.end(file.body);
+    }
+  };
 }
 
 function startWorker() {

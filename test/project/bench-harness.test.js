@@ -369,7 +369,9 @@ test('SVR.JS runs from a copy of the directory given, its config.json keeping it
 });
 
 // The TLS node ceiling is only a ceiling if it answers what svr answers, over the same TLS: the
-// bench's certificate, TLS 1.3, HTTP/2 by ALPN and HTTP/1.1 without, and svr's header names.
+// bench's certificate, TLS 1.3, HTTP/2 by ALPN and HTTP/1.1 without, and svr's header names; and
+// over HTTP/2 in the frames svr sends (HEADERS, then the body in one DATA frame ending the stream:
+// Node's compatibility API would add an empty DATA frame, which svr does not send).
 test('CPU per request: the HTTPS / HTTP/2 node ceiling runs on svr\'s certificate and answers with svr\'s headers', { timeout: 60000 }, async (t) => {
   const fs = require('node:fs');
   const os = require('node:os');
@@ -393,7 +395,7 @@ test('CPU per request: the HTTPS / HTTP/2 node ceiling runs on svr\'s certificat
     const url = `https://127.0.0.1:${port}/bench-1k.html`;
     const started = await startProcess({ ...spec, logFile: path.join(workDir, 'output.log'), readyUrl: url });
     t.after(() => stopProcess(started.proc));
-    answers[server] = { h1: await fetchOnce(url), h2: await fetchH2Once(url) };
+    answers[server] = { h1: await fetchOnce(url), h2: await fetchH2Once(url), h2Frames: nghttpFrames(url) };
   }
   const names = (res) => Object.keys(res.headers).filter((name) => !name.startsWith(':') && name !== 'connection' && name !== 'keep-alive').sort();
   for (const [server, { h1, h2 }] of Object.entries(answers)) {
@@ -406,7 +408,24 @@ test('CPU per request: the HTTPS / HTTP/2 node ceiling runs on svr\'s certificat
   }
   assert.deepEqual(names(answers['node-ceiling'].h1), names(answers.svr.h1), 'the same header names over HTTPS');
   assert.deepEqual(names(answers['node-ceiling'].h2), names(answers.svr.h2), 'the same header names over HTTP/2');
+  for (const [server, { h2Frames }] of Object.entries(answers)) {
+    if (h2Frames === null) continue; // no nghttp: said below
+    assert.deepEqual(h2Frames, [['HEADERS', false], ['DATA', true]], `${server}: HEADERS, then one DATA frame ending the stream`);
+  }
+  if (answers.svr.h2Frames === null) t.diagnostic('nghttp (nghttp2-client) not available: HTTP/2 frames not compared');
 });
+
+// The frames of the response to a GET of url, as nghttp -nv prints them: [[type, endStream]], or
+// null without nghttp.
+function nghttpFrames(url) {
+  const { ensureDebianPackage } = require('../support/helpers');
+  const nghttp = ensureDebianPackage('nghttp', 'nghttp2-client');
+  if (nghttp.skip) return null;
+  const stdout = execFileSync(nghttp.path, ['-nv', '-H', 'accept-encoding: identity', url], { encoding: 'utf8', timeout: 10000 });
+  // nghttp's own priority streams come first; the request is stream 13.
+  return [...stdout.matchAll(/recv (HEADERS|DATA) frame <length=\d+, flags=0x([0-9a-f]+), stream_id=13>/g)]
+    .map(([, type, flags]) => [type, (parseInt(flags, 16) & 1) === 1]);
+}
 
 // h2load now and then runs on past its -D duration for ever: the bench kills it and goes on.
 test('an h2load that outlasts its duration is killed and reported as a failed run', { timeout: 20000 }, async (t) => {
