@@ -12,7 +12,7 @@ const { createListeners } = require('../net/listeners');
 const { handleUpgrade } = require('../net/upgrade');
 const { throttledErrorLog } = require('../net/connection-limit');
 const { acceptedSocket } = require('../net/accepted-socket');
-const { keepAliveSweeper, sweepEveryMs, KEEP_ALIVE_GRACE_MS } = require('../net/keep-alive');
+const { keepAliveSweeper, sweepEveryMs } = require('../net/keep-alive');
 const { WorkerMetrics, ipcSink } = require('./worker-metrics');
 const { installCrashHandlers, observeUserCode } = require('../request-context');
 const { startHeartbeat } = require('./watchdog');
@@ -254,9 +254,10 @@ class Worker {
   // idleGraceMs: how long a keep-alive connection may sit idle before it is closed: 0 on a stop,
   // a second on a reload or recycle, where busy clients get "Connection: close" on their next
   // response instead, which is race-free; closing an idle socket races a request already on its
-  // way. So on a reload an HTTP/1 connection that was told "Keep-Alive: timeout=N" is kept until
-  // the keep-alive sweep would have closed it anyway (N s and a second): a client that honours
-  // the hint (Node's http.Agent closes at N - 1 s) never reuses a connection as it closes.
+  // way. So on a reload an HTTP/1 connection that was told "Keep-Alive: timeout=N" is left to the
+  // keep-alive sweep, which closes it N s and a second after its last answer, as without a reload:
+  // a client that honours the hint (Node's http.Agent closes at N - 1 s) never reuses a connection
+  // as it closes.
   // transferTimeoutMs (reloads and recycles): responses still moving at timeoutMs may go on
   // until then; the rest are cut at timeoutMs.
   // delayMs (health.drainDelay, on stop only): keep accepting and serving that long first, with
@@ -319,12 +320,13 @@ class Worker {
   closeIdle() {
     const now = Date.now();
     const idleGraceMs = this.idleGraceMs;
-    const announcedMs = this.config.keepAliveTimeout > 0 ? this.config.keepAliveTimeout + KEEP_ALIVE_GRACE_MS : 0;
+    // On a reload, an HTTP/1 connection told a keep-alive timeout is left to the keep-alive sweep
+    // (sweepKeepAlive), which goes on during the drain and closes it as it would without one.
+    const sweepKeeps = idleGraceMs > 0 && this.config.keepAliveTimeout > 0;
     for (const [socket, state] of this.sockets) {
       if (state.active > 0) continue;
-      let graceMs = idleGraceMs;
-      if (!state.used) graceMs = Math.max(idleGraceMs, FIRST_REQUEST_GRACE_MS);
-      else if (idleGraceMs > 0 && !state.h2) graceMs = Math.max(idleGraceMs, announcedMs);
+      if (state.used && !state.h2 && sweepKeeps) continue;
+      const graceMs = state.used ? idleGraceMs : Math.max(idleGraceMs, FIRST_REQUEST_GRACE_MS);
       if (now - state.idleSince >= graceMs) socket.destroy();
     }
     if (this.sockets.size === 0 && this.mayExit && this.onDrained) this.onDrained();
