@@ -1,0 +1,123 @@
+'use strict';
+// How a worker paces multipart uploads so that other requests keep being answered, checked by
+// counting, not by timing: a file part's open, write and close run on libuv's 4-thread pool, which
+// static files use too, and busboy handles a whole received chunk (hundreds of parts) at once.
+// 4 bodies of 1,000 parts once queued some 12,000 pool operations and parsed 64 KiB chunks in one
+// go: static requests waited seconds. Now at most MULTIPART_WRITES_AT_ONCE (2) parts are written
+// or removed at once, and the parser is fed PARSE_SLICE_BYTES (8 KiB) per turn of the event loop.
+// These run in this process, against the module, with fs and busboy observed.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { EventEmitter } = require('node:events');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { PassThrough } = require('node:stream');
+const { waitUntil } = require('../../support/helpers');
+
+// Observe every parser post-data.js makes: it loads busboy from the same node_modules.
+const realBusboy = require('busboy');
+const parserWrites = [];
+let turn = 0; // counts the event loop's turns while a test watches them
+require.cache[require.resolve('busboy')].exports = function observedBusboy(options) {
+  const parser = realBusboy(options);
+  const write = parser.write.bind(parser);
+  parser.write = (chunk, ...rest) => {
+    parserWrites.push({ bytes: chunk.length, turn });
+    return write(chunk, ...rest);
+  };
+  return parser;
+};
+const { createParsePostData } = require('../../../lib/pipeline/scripting/post-data');
+
+const BOUNDARY = 'bOuNdArY42';
+function multipart(fileCount) {
+  const parts = [];
+  for (let i = 0; i < fileCount; i++) {
+    parts.push(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="f${i}"; filename="f${i}.txt"\r\nContent-Type: text/plain\r\n\r\nx\r\n`);
+  }
+  parts.push(`--${BOUNDARY}--\r\n`);
+  return Buffer.from(parts.join(''));
+}
+
+// A POST request carrying body in one chunk (as a socket may deliver 64 KiB at once), and a
+// response whose 'close' the test emits; resolves with (fields, files) or rejects with the status.
+function post(body, tempDir) {
+  const req = new PassThrough();
+  req.method = 'POST';
+  req.headers = { 'content-type': `multipart/form-data; boundary=${BOUNDARY}`, 'content-length': String(body.length) };
+  const res = new EventEmitter();
+  res.setHeader = () => {};
+  const parsed = new Promise((resolve, reject) => {
+    const fail = (status, error) => reject(Object.assign(new Error(`answered ${status}: ${error?.message}`), { status }));
+    createParsePostData(req, res, { limit: 200 * 1024 * 1024, fail, tempDir })((fields, files) => resolve({ fields, files }));
+  });
+  req.end(body);
+  return { parsed, res };
+}
+
+const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-test-pacing-'));
+test.after(() => fs.rmSync(tempDir, { recursive: true, force: true }));
+
+// Counts the file operations post-data.js has on the thread pool at once: a write stream from its
+// creation to its 'close', an unlink until its callback.
+function watchFileOperations(t) {
+  const counts = { now: 0, most: 0, writes: 0, unlinks: 0 };
+  const begin = () => { counts.now++; counts.most = Math.max(counts.most, counts.now); };
+  const end = () => { counts.now--; };
+  const { createWriteStream, unlink } = fs;
+  t.mock.method(fs, 'createWriteStream', (...args) => {
+    counts.writes++;
+    begin();
+    const stream = createWriteStream(...args);
+    stream.once('close', end);
+    return stream;
+  });
+  t.mock.method(fs, 'unlink', (file, callback) => {
+    counts.unlinks++;
+    begin();
+    unlink(file, (error) => { end(); callback(error); });
+  });
+  return counts;
+}
+
+test('4 bodies of 1,000 file parts at once: never more than 2 file operations on the thread pool, every part saved and removed', async (t) => {
+  const counts = watchFileOperations(t);
+  const posts = Array.from({ length: 4 }, () => post(multipart(1000), tempDir));
+  const results = await Promise.all(posts.map((p) => p.parsed));
+  const saved = results.flatMap(({ files }) => Object.values(files).flat());
+  assert.equal(saved.length, 4000);
+  assert.ok(saved.every((file) => fs.readFileSync(file.filepath, 'utf8') === 'x'), 'each part on disk, whole');
+  for (const p of posts) p.res.emit('close'); // the responses are done: their files go
+  assert.ok(await waitUntil(() => counts.unlinks === 4000 && counts.now === 0, 30000), `${counts.unlinks} parts removed`);
+  assert.equal(counts.writes, 4000);
+  assert.equal(counts.most, 2, `${counts.most} file operations at once`);
+  assert.deepEqual(fs.readdirSync(tempDir), [], 'every part removed');
+});
+
+test('a 100 KiB chunk of file parts reaches the parser 8 KiB per turn of the event loop', async () => {
+  const body = multipart(1000); // ~100 KiB, delivered as one chunk
+  parserWrites.length = 0;
+  let watching = true;
+  const countTurns = () => {
+    turn++;
+    if (watching) setImmediate(countTurns);
+  };
+  countTurns();
+  const { parsed, res } = post(body, tempDir);
+  try {
+    const { files } = await parsed;
+    assert.equal(Object.keys(files).length, 1000);
+  } finally {
+    watching = false;
+    res.emit('close');
+  }
+  const bytes = parserWrites.reduce((sum, write) => sum + write.bytes, 0);
+  assert.equal(bytes, body.length, 'the whole body was parsed');
+  const perTurn = new Map();
+  for (const write of parserWrites) perTurn.set(write.turn, (perTurn.get(write.turn) || 0) + write.bytes);
+  const most = Math.max(...perTurn.values());
+  assert.ok(most <= 8 * 1024, `${most} bytes parsed in one turn of the event loop`);
+  assert.ok(perTurn.size >= Math.ceil(body.length / (8 * 1024)), `parsed over ${perTurn.size} turns`);
+});
