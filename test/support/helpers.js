@@ -188,9 +188,25 @@ async function startServer({ config = {}, files = {}, args = [], env, spawnOptio
 }
 
 // Plain HTTP request; resolves with { status, headers, body, text }.
-function request(url, { method = 'GET', headers = {}, body, agent, timeout = 10000 } = {}) {
+// Without an agent, Node's global agent keeps connections alive between requests. A client
+// stalled past the server's keep-alive time (a loaded machine: the suite runs files side by side)
+// can send its next request on a connection the server has just closed; a GET or HEAD that meets
+// that closes before any response is sent once more on a new connection, as browsers and Node's
+// documentation do.
+function request(url, options = {}) {
+  return requestOnce(url, options).catch((error) => {
+    const method = options.method || 'GET';
+    const staleConnection = error.onReusedConnection && (error.code === 'ECONNRESET' || error.code === 'EPIPE');
+    if (!staleConnection || (method !== 'GET' && method !== 'HEAD')) throw error;
+    return requestOnce(url, options);
+  });
+}
+
+function requestOnce(url, { method = 'GET', headers = {}, body, agent, timeout = 10000 } = {}) {
   return new Promise((resolve, reject) => {
+    let answered = false;
     const req = http.request(url, { method, headers, agent, timeout }, (res) => {
+      answered = true;
       const chunks = [];
       res.on('data', (chunk) => chunks.push(chunk));
       res.on('end', () => {
@@ -200,7 +216,7 @@ function request(url, { method = 'GET', headers = {}, body, agent, timeout = 100
       res.on('error', reject);
     });
     req.on('timeout', () => req.destroy(new Error(`request to ${url} timed out`)));
-    req.on('error', reject);
+    req.on('error', (error) => reject(Object.assign(error, { onReusedConnection: req.reusedSocket && !answered })));
     req.end(body);
   });
 }
