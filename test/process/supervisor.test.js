@@ -27,13 +27,10 @@ test('a worker killed with -9 is replaced at once and the pool is refilled', asy
   try {
     const [victim] = readyWorkerPids(server);
     const since = server.stderr().length;
-    const killedAt = Date.now();
     process.kill(victim, 'SIGKILL');
     await server.waitForLog(new RegExp(`worker ${victim} died \\(signal SIGKILL\\)`), 'stderr', since);
     await server.waitForLog(/starting a replacement worker in 0 ms/, 'stderr', since); // at once: no backoff
     await server.waitForLog(/worker \d+ ready/, 'stderr', since);
-    // A Node process's start alone takes over a second when the suite keeps both cores busy.
-    assert.ok(Date.now() - killedAt < 3000, 'the replacement is ready within 3 s');
     const res = await request(`${server.url}/`);
     assert.equal(res.status, 200);
     const alive = readyWorkerPids(server).filter(isAlive);
@@ -153,14 +150,16 @@ test('SIGTERM lets a response in flight finish, then exits 0', async () => {
   await server.stop();
 });
 
+// Both stops below would wait a minute for an idle connection (60 s announced, 60 s allowed to
+// finish): a bound of 30 s tells the two apart however loaded the machine is.
 test('SIGTERM closes idle keep-alive connections instead of waiting for them', async () => {
-  const server = await startServer({ files: { 'index.html': 'x' } });
+  const server = await startServer({ config: { keepAliveTimeout: 60000, shutdownTimeout: 60000 }, files: { 'index.html': 'x' } });
   const agent = new http.Agent({ keepAlive: true });
   await request(`${server.url}/`, { agent }); // leaves an idle keep-alive connection
   const startedAt = Date.now();
   const { code } = await server.stop();
   assert.equal(code, 0);
-  assert.ok(Date.now() - startedAt < 3000, 'stopped without waiting for the idle connection to time out');
+  assert.ok(Date.now() - startedAt < 30000, 'stopped without waiting for the idle connection to time out');
   agent.destroy();
 });
 
@@ -212,18 +211,18 @@ test('a reload keeps an idle keep-alive connection for its announced timeout: a 
 });
 
 test('a stop during a reload does not wait for the old worker\'s idle keep-alive connections', async () => {
-  const server = await startServer({ config: { workers: 1, keepAliveTimeout: 10000 }, files: { 'index.html': 'x' } });
+  const server = await startServer({ config: { workers: 1, keepAliveTimeout: 60000, shutdownTimeout: 60000 }, files: { 'index.html': 'x' } });
   const socket = net.connect(server.port, '127.0.0.1');
   socket.on('error', () => {});
   try {
-    await answerOn(socket); // idle from here, with 10 s announced: the old worker's drain keeps it
+    await answerOn(socket); // idle from here, with 60 s announced: the old worker's drain keeps it
     const since = server.stderr().length;
     server.signal('SIGHUP');
     await server.waitForLog(/reload complete/, 'stderr', since);
     const stoppingAt = Date.now();
     const { code } = await server.stop();
     assert.equal(code, 0);
-    assert.ok(Date.now() - stoppingAt < 3000, `stopped in ${Date.now() - stoppingAt} ms, without waiting out the announced 10 s`);
+    assert.ok(Date.now() - stoppingAt < 30000, `stopped in ${Date.now() - stoppingAt} ms, without waiting out the announced 60 s`);
   } finally {
     socket.destroy();
     await server.stop();
