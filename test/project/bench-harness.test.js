@@ -422,8 +422,11 @@ function nghttpFrames(url) {
   const nghttp = ensureDebianPackage('nghttp', 'nghttp2-client');
   if (nghttp.skip) return null;
   const stdout = execFileSync(nghttp.path, ['-nv', '-H', 'accept-encoding: identity', url], { encoding: 'utf8', timeout: 10000 });
-  // nghttp's own priority streams come first; the request is stream 13.
-  return [...stdout.matchAll(/recv (HEADERS|DATA) frame <length=\d+, flags=0x([0-9a-f]+), stream_id=13>/g)]
+  // nghttp opens streams of its own for priorities: the request's is the one its HEADERS went on.
+  const request = /send HEADERS frame <length=\d+, flags=0x[0-9a-f]+, stream_id=(\d+)>/.exec(stdout);
+  if (!request) return [];
+  return [...stdout.matchAll(/recv (HEADERS|DATA) frame <length=\d+, flags=0x([0-9a-f]+), stream_id=(\d+)>/g)]
+    .filter(([, , , stream]) => stream === request[1])
     .map(([, type, flags]) => [type, (parseInt(flags, 16) & 1) === 1]);
 }
 

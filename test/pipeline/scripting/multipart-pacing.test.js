@@ -43,7 +43,8 @@ function multipart(fileCount) {
 }
 
 // A POST request carrying body in one chunk (as a socket may deliver 64 KiB at once), and a
-// response whose 'close' the test emits; resolves with (fields, files) or rejects with the status.
+// response whose 'close' the test emits; parsed resolves with { fields, files } or rejects with the
+// status svr would answer.
 function post(body, tempDir) {
   const req = new PassThrough();
   req.method = 'POST';
