@@ -162,6 +162,10 @@ function parseMultipart(req, limit, tempDir, callback) {
   const tempFiles = [];
   const outs = [];
   const writes = [];
+  // The parts' file names: one random prefix per body, as unguessable as a name of its own random
+  // bytes, numbered by part: one call into the random number generator per body, not per part.
+  const namePrefix = `svr-upload-${crypto.randomBytes(12).toString('hex')}-`;
+  let partCount = 0;
   let total = 0;
   let failed = false;
   let stopFeeding = null;
@@ -189,7 +193,7 @@ function parseMultipart(req, limit, tempDir, callback) {
   });
   parser.on('file', (name, stream, info) => {
     if (failed) return stream.resume();
-    const newFilename = `svr-upload-${crypto.randomBytes(12).toString('hex')}`;
+    const newFilename = namePrefix + partCount++;
     const filepath = path.join(tempDir, newFilename);
     tempFiles.push(filepath);
     const file = {
@@ -232,7 +236,7 @@ function parseMultipart(req, limit, tempDir, callback) {
   parser.on('filesLimit', tooMany('files', MAX_FILES));
   parser.on('fieldsLimit', tooMany('fields', MAX_FIELDS));
   req.on('aborted', () => fail(new BodyError(400, 'the client aborted the request')));
-  stopFeeding = feedInSlices(req, parser, () => failed);
+  stopFeeding = feedInSlices(req, parser, () => failed, fail);
   return undefined;
 }
 
@@ -262,10 +266,21 @@ function feedThisTurn() {
   }
 }
 
-// Returns stop(): no more bytes go to the parser.
-function feedInSlices(req, parser, stopped) {
+// Returns stop(): no more bytes go to the parser. An exception while parsing (in busboy or in a
+// part's handler) fails this body alone (onThrow: a 500): thrown out of feedThisTurn, it would
+// leave the other bodies queued behind it unfed while the worker retires.
+function feedInSlices(req, parser, stopped, onThrow) {
   let feeding = false;
   let ended = false; // 'end' may come while the last chunk is still being fed
+  // parser.write or parser.end; false when it threw (the body has failed)
+  const guarded = (call) => {
+    try {
+      return call();
+    } catch (error) {
+      onThrow(error);
+      return false;
+    }
+  };
   const onData = (chunk) => {
     req.pause();
     feeding = true;
@@ -274,13 +289,14 @@ function feedInSlices(req, parser, stopped) {
       if (stopped()) return 0;
       const slice = chunk.subarray(offset, offset + budget);
       offset += slice.length;
-      const more = parser.write(slice);
+      const more = guarded(() => parser.write(slice));
+      if (stopped()) return slice.length;
       if (offset < chunk.length) {
         feedSoon(feed);
         return slice.length;
       }
       feeding = false;
-      if (ended) parser.end();
+      if (ended) guarded(() => parser.end());
       else if (more) req.resume();
       else parser.once('drain', () => req.resume());
       return slice.length;
@@ -289,7 +305,7 @@ function feedInSlices(req, parser, stopped) {
   };
   const onEnd = () => {
     ended = true;
-    if (!feeding && !stopped()) parser.end();
+    if (!feeding && !stopped()) guarded(() => parser.end());
   };
   req.on('data', onData);
   req.once('end', onEnd);

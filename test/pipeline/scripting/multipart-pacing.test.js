@@ -10,6 +10,7 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
+const crypto = require('node:crypto');
 const { EventEmitter } = require('node:events');
 const fs = require('node:fs');
 const os = require('node:os');
@@ -21,11 +22,16 @@ const { waitUntil } = require('../../support/helpers');
 const realBusboy = require('busboy');
 const parserWrites = [];
 let turn = 0; // counts the event loop's turns while a test watches them
+let nextParserThrows = false; // the next parser made throws on its second write
 require.cache[require.resolve('busboy')].exports = function observedBusboy(options) {
   const parser = realBusboy(options);
   const write = parser.write.bind(parser);
+  const throws = nextParserThrows;
+  nextParserThrows = false;
+  let writes = 0;
   parser.write = (chunk, ...rest) => {
     parserWrites.push({ bytes: chunk.length, turn });
+    if (throws && ++writes === 2) throw new Error('a parser fault');
     return write(chunk, ...rest);
   };
   return parser;
@@ -122,4 +128,43 @@ test('4 bodies of 100 KiB, each in one chunk, reach their parsers 8 KiB per turn
   const most = Math.max(...perTurn.values());
   assert.ok(most <= 8 * 1024, `${most} bytes parsed in one turn of the event loop`);
   assert.ok(perTurn.size >= Math.ceil((4 * body.length) / (8 * 1024)), `parsed over ${perTurn.size} turns`);
+});
+
+test('a body whose parser throws fails alone, with a 500; the bodies fed beside it are parsed whole', async () => {
+  const body = multipart(1000); // ~100 KiB: a dozen slices each, the four bodies taking turns
+  const posts = [post(body, tempDir)];
+  nextParserThrows = true;
+  posts.push(post(body, tempDir));
+  posts.push(post(body, tempDir), post(body, tempDir));
+  try {
+    const outcomes = await Promise.allSettled(posts.map((p) => p.parsed));
+    assert.equal(outcomes[1].status, 'rejected');
+    assert.equal(outcomes[1].reason.status, 500, outcomes[1].reason.message);
+    for (const i of [0, 2, 3]) {
+      assert.equal(outcomes[i].status, 'fulfilled', `body ${i}: ${outcomes[i].reason?.message}`);
+      assert.equal(Object.keys(outcomes[i].value.files).length, 1000);
+    }
+  } finally {
+    for (const p of posts) p.res.emit('close');
+  }
+  assert.ok(await waitUntil(() => fs.readdirSync(tempDir).length === 0, 30000), `${fs.readdirSync(tempDir).length} parts left in the temporary directory`);
+});
+
+test('file parts are named by one random prefix per body and a number: 1,000 parts cost one crypto.randomBytes', async (t) => {
+  const randomBytes = t.mock.method(crypto, 'randomBytes');
+  const posts = [post(multipart(1000), tempDir), post(multipart(1000), tempDir)];
+  try {
+    const results = await Promise.all(posts.map((p) => p.parsed));
+    assert.equal(randomBytes.mock.callCount(), 2, 'one call per body');
+    const names = results.map(({ files }) => Object.values(files).flat().map((file) => file.newFilename));
+    for (const bodyNames of names) {
+      assert.ok(bodyNames.every((name) => /^svr-upload-[0-9a-f]{24}-\d+$/.test(name)), bodyNames[0]);
+      assert.equal(new Set(bodyNames).size, 1000, 'distinct within a body');
+    }
+    const prefix = (name) => name.slice(0, name.lastIndexOf('-'));
+    assert.notEqual(prefix(names[0][0]), prefix(names[1][0]), 'each body its own random prefix');
+  } finally {
+    for (const p of posts) p.res.emit('close');
+  }
+  assert.ok(await waitUntil(() => fs.readdirSync(tempDir).length === 0, 30000), 'every part removed');
 });
