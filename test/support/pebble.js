@@ -67,7 +67,9 @@ async function startPebble({ httpPort, tlsPort, env = {}, validityPeriod = 0, ne
   ], {}, netns);
   const pebble = spawnLogged('pebble', ['-config', path.join(dir, 'pebble.json'), '-dnsserver', `127.0.0.1:${dnsPort}`, '-strict=false'],
     { PEBBLE_VA_NOSLEEP: '1', PEBBLE_AUTHZREUSE: '0', ...env }, netns);
+  // Also at the test process's exit; a stopped Pebble's listener goes (a file starts a dozen).
   const stop = () => {
+    process.off('exit', stop);
     for (const { child } of [pebble, dns]) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   };
   process.on('exit', stop);
