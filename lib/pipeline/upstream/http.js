@@ -184,6 +184,12 @@ function send(req, res, upstream, exchange, onFailure) {
   });
 
   if (requestHasBody(req)) {
+    // Node frames a body it has no Content-Length for only for the methods it expects one with
+    // (POST, PUT, ...): a GET's or an OPTIONS's body, chunked by the client (Transfer-Encoding is
+    // hop-by-hop, not forwarded) or sent in HTTP/2 DATA frames, went out raw, and the upstream read
+    // it as the next request on the kept-alive connection: a request smuggled past every rule, then
+    // answered to whoever was next on that connection. Such a body is sent chunked.
+    if (!upReq.hasHeader('content-length')) upReq.useChunkedEncodingByDefault = true;
     req.pipe(upReq);
     req.on('error', () => upReq.destroy());
   } else {
