@@ -191,7 +191,11 @@ function parseMultipart(req, limit, tempDir, callback) {
     addValue(fields, name, value);
     return undefined;
   });
+  const malformed = (error) => fail(new BodyError(400, `malformed multipart/form-data: ${error.message}`));
   parser.on('file', (name, stream, info) => {
+    // busboy destroys the open part's stream when the body ends inside it ("Unexpected end of
+    // form"): without a listener that error would be uncaught, and the worker replaced.
+    stream.on('error', malformed);
     if (failed) return stream.resume();
     const newFilename = namePrefix + partCount++;
     const filepath = path.join(tempDir, newFilename);
@@ -225,7 +229,7 @@ function parseMultipart(req, limit, tempDir, callback) {
     })));
     return undefined;
   });
-  parser.on('error', (error) => fail(new BodyError(400, `malformed multipart/form-data: ${error.message}`)));
+  parser.on('error', malformed);
   parser.on('close', () => {
     if (failed) return;
     Promise.all(writes).then(() => {
