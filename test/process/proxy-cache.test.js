@@ -50,6 +50,9 @@ function startUpstream() {
         return send({ etag: '"nc"', 'cache-control': 'no-cache' }, `no-cache ${n}`);
       case '/tagged': return send({ etag: '"t1"', 'cache-control': 'max-age=60' }, `tagged ${n}`);
       case '/plain-short': return send({ 'cache-control': 'max-age=1' }, `plain-short ${n}`);
+      case '/pin': // no validator of its own; answers 304 to any If-None-Match: *, as Express's does
+        if (req.headers['if-none-match'] === '*') { res.writeHead(304, { 'cache-control': 'max-age=1' }); return res.end(); }
+        return send({ 'cache-control': 'max-age=1' }, `pin ${n}`);
       case '/swr': return send({ 'cache-control': 'max-age=1, stale-while-revalidate=30' }, `swr ${n}`);
       case '/sie': return send({ 'cache-control': 'max-age=1, stale-if-error=30' }, `sie ${n}`);
       case '/huge': {
@@ -180,6 +183,23 @@ test('cache poisoning through unkeyed headers fails', async (t) => {
   assert.equal(victim.headers['x-cache'], 'HIT');
   assert.doesNotMatch(victim.text, /evil|admin/);
   assert.equal(upstream.count('/reflect'), 2);
+  for (const headers of [{ 'x-forwarded-port': '1337' }, { 'X_Original_URL': '/admin' }]) {
+    assert.equal((await get('/reflect', headers)).headers['x-cache'], 'BYPASS', JSON.stringify(headers));
+  }
+});
+
+test('the cache asks the upstream without the client\'s conditions and Range: a stale copy cannot be pinned', async (t) => {
+  const { upstream, get, stored } = await setUp(t);
+  assert.equal((await get('/pin')).text, 'pin 1');
+  await stored(1);
+  // max-age=1: the lifetime ends with the clock, so the test waits for it.
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  const attack = await get('/pin', { 'if-none-match': '*', range: 'bytes=0-1', 'if-modified-since': new Date().toUTCString() });
+  assert.deepEqual([attack.status, attack.headers['x-cache'], attack.text], [200, 'EXPIRED', 'pin 2']);
+  const asked = upstream.seen.get('/pin')[1];
+  for (const name of ['if-none-match', 'range', 'if-modified-since']) assert.equal(asked[name], undefined, `${name} reached the upstream`);
+  const victim = await get('/pin');
+  assert.notEqual(victim.text, 'pin 1', `the next client gets a current answer (${victim.headers['x-cache']})`);
 });
 
 test('proxyCache.setCookie "strip": stored without the cookie, which only the fetching client gets', async (t) => {

@@ -14,7 +14,14 @@ test('requests the cache never sees: methods, Authorization, Cookie, URL/host/me
   assert.equal(bypassReason(request('GET', { authorization: 'Basic eA==' })), 'authorization');
   assert.equal(bypassReason(request('GET', { cookie: 'a=b' })), 'cookie');
   for (const name of UNKEYED_OVERRIDES) assert.equal(bypassReason(request('GET', { [name]: '/admin' })), name);
-  assert.deepEqual(UNKEYED_OVERRIDES.sort(), ['x-forwarded-prefix', 'x-forwarded-scheme', 'x-forwarded-server', 'x-host', 'x-http-method', 'x-http-method-override', 'x-method-override', 'x-original-url', 'x-rewrite-url']);
+  assert.deepEqual([...UNKEYED_OVERRIDES].sort(), ['front-end-https', 'x-forwarded-path', 'x-forwarded-port', 'x-forwarded-prefix', 'x-forwarded-scheme', 'x-forwarded-server', 'x-forwarded-ssl', 'x-host', 'x-http-method', 'x-http-method-override', 'x-method-override', 'x-original-host', 'x-original-uri', 'x-original-url', 'x-rewrite-url']);
+});
+
+test('a header name with "_" (CGI, WSGI and Rack read it as its "-" spelling) or a body: never cached', () => {
+  for (const name of ['x_original_url', 'x_forwarded_port', 'anything_else']) assert.equal(bypassReason(request('GET', { [name]: '1' })), 'underscore', name);
+  assert.equal(bypassReason(request('GET', { 'content-length': '5' })), 'body');
+  assert.equal(bypassReason(request('GET', { 'transfer-encoding': 'chunked' })), 'body');
+  assert.equal(bypassReason(request('GET', { 'content-length': '0', 'x-normal-name': '1' })), null);
 });
 
 test('a lifetime from s-maxage first, then max-age, then Expires - Date', () => {

@@ -20,6 +20,14 @@ const { answerFromEntry, markStatus, staleForMs } = require('./answer');
 const BUFFERED_ENTRIES = 8;
 // Headers of a stored response that belong to that one exchange, not to the cached entry.
 const NOT_STORED = new Set(['set-cookie', 'age', 'x-cache', 'date', 'connection', 'keep-alive', 'transfer-encoding']);
+// What the cache asks the upstream for is the whole current answer, checked only with its own
+// validators: the client's conditions and Range are left out (undefined), as nginx's proxy_cache
+// does. Forwarded, a client's `If-None-Match: *` drew a 304 that was taken for the revalidation
+// of a stale copy without validators, and stored that old copy as fresh again for everyone.
+const CLIENT_CONDITIONS = {
+  'if-none-match': undefined, 'if-modified-since': undefined, 'if-match': undefined,
+  'if-unmodified-since': undefined, 'if-range': undefined, range: undefined,
+};
 
 function createFetcher({ store, settings, inflight, uncacheable, log }) {
   const bufferBudget = BUFFERED_ENTRIES * settings.maxEntryBytes;
@@ -74,7 +82,7 @@ function createFetcher({ store, settings, inflight, uncacheable, log }) {
       inflight.set(key, done);
       done.then(() => { if (inflight.get(key) === done) inflight.delete(key); });
     }
-    const requestHeaders = {};
+    const requestHeaders = { ...CLIENT_CONDITIONS };
     if (stale) {
       if (stale.meta.headers.etag !== undefined) requestHeaders['if-none-match'] = stale.meta.headers.etag;
       if (stale.meta.headers['last-modified'] !== undefined) requestHeaders['if-modified-since'] = stale.meta.headers['last-modified'];

@@ -10,16 +10,20 @@
 //
 // Never cached, whatever the upstream says:
 // - requests other than GET and HEAD; requests with Authorization or Cookie (the answer may be
-//   that user's); requests with a header some applications read as another URL, host or method
-//   (X-Original-URL and friends: the key does not hold them, so storing such an answer would let
-//   one client poison the page for everyone);
+//   that user's); requests with a header some applications read as another URL, host, port,
+//   scheme or method (X-Original-URL and friends: the key does not hold them, so storing such an
+//   answer would let one client poison the page for everyone), or with any header name holding
+//   "_"; requests with a body;
 // - responses with Set-Cookie (unless proxyCache.setCookie is "strip": then stored without it),
 //   `Cache-Control: private` or `no-store`, `Vary: *`, a status a
 //   cache may not keep by default, or without an explicit lifetime (s-maxage, max-age, Expires)
 //   unless they say `no-cache` and carry a validator (then each use is revalidated).
 
+const { requestHasBody } = require('../upstream/retry');
+
 const UNKEYED_OVERRIDES = ['x-original-url', 'x-rewrite-url', 'x-forwarded-prefix', 'x-forwarded-scheme',
-  'x-forwarded-server', 'x-host', 'x-http-method-override', 'x-http-method', 'x-method-override'];
+  'x-forwarded-server', 'x-host', 'x-http-method-override', 'x-http-method', 'x-method-override',
+  'x-forwarded-port', 'x-forwarded-ssl', 'front-end-https', 'x-original-host', 'x-forwarded-path', 'x-original-uri'];
 // RFC 9110 15.1: heuristically cacheable statuses; svr still needs an explicit lifetime.
 const STORABLE_STATUS = new Set([200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]);
 
@@ -29,6 +33,11 @@ function bypassReason(req) {
   if (headers.authorization !== undefined) return 'authorization';
   if (headers.cookie !== undefined) return 'cookie';
   for (const name of UNKEYED_OVERRIDES) if (headers[name] !== undefined) return name;
+  // A name with "_" is the same variable as its "-" spelling to CGI, WSGI and Rack upstreams
+  // (X_Original_URL is HTTP_X_ORIGINAL_URL): no list of names can hold all of those.
+  for (const name in headers) if (name.includes('_')) return 'underscore';
+  // The key does not hold a body: a GET whose answer depends on one must not be stored by its URL.
+  if (requestHasBody(req)) return 'body';
   return null;
 }
 

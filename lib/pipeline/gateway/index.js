@@ -37,7 +37,12 @@ const { runCgi } = require('./cgi-runner');
 const MAX_LOCAL_REDIRECTS = 10;
 
 // The request headers the cache adds to revalidate a stale entry, as FastCGI params.
-const VALIDATOR_PARAMS = { 'if-none-match': 'HTTP_IF_NONE_MATCH', 'if-modified-since': 'HTTP_IF_MODIFIED_SINCE' };
+// The cache's request headers (../cache/fetch.js) as params: its validators, and the client's
+// conditions and Range it leaves out (undefined).
+const VALIDATOR_PARAMS = {
+  'if-none-match': 'HTTP_IF_NONE_MATCH', 'if-modified-since': 'HTTP_IF_MODIFIED_SINCE', 'if-match': 'HTTP_IF_MATCH',
+  'if-unmodified-since': 'HTTP_IF_UNMODIFIED_SINCE', 'if-range': 'HTTP_IF_RANGE', range: 'HTTP_RANGE',
+};
 
 function createGatewayStage(site, { cache = null } = {}) {
   const { rules, errors } = compileGatewayRules(site.config);
@@ -152,7 +157,7 @@ function withValidators(params, headers) {
   const added = Object.entries(headers).map(([name, value]) => [VALIDATOR_PARAMS[name], value]).filter(([name]) => name !== undefined);
   if (added.length === 0) return params;
   const names = new Set(added.map(([name]) => name));
-  return [...params.filter(([name]) => !names.has(name)), ...added];
+  return [...params.filter(([name]) => !names.has(name)), ...added.filter(([, value]) => value !== undefined)];
 }
 
 module.exports = { createGatewayStage };

@@ -4,8 +4,8 @@
 // (../upstream/) picks the upstream, retries and records health, and the upstream's transport
 // (the HTTP one, upstream/http.js) connects, sends and streams.
 //
-// hooks (the cache, cache/index.js): { requestHeaders: extra headers for the upstream (a
-// revalidation's If-None-Match), onResponse(upRes, headers) -> 'handled' (the hook answered the
+// hooks (the cache, cache/index.js): { requestHeaders: headers set for the upstream (a
+// revalidation's If-None-Match; undefined: left out), onResponse(upRes, headers) -> 'handled' (the hook answered the
 // client itself) | tap { data(chunk), end(), abort() } to see the body as it streams | null,
 // onFailure(status) -> true when it answered the client instead of the error page,
 // onNoResponse() when the client left before any response }
@@ -21,7 +21,7 @@ function forward(req, res, rule, ctx, hooks = null) {
   tryUpstreams(req, res, { pool: rule.pool, retries: rule.retries, log, sendError, answerFailure }, (upstream, onFailure) => {
     const { target } = upstream;
     const headers = upstreamRequestHeaders(req, rule, target, ctx);
-    if (hooks && hooks.requestHeaders) Object.assign(headers, hooks.requestHeaders);
+    if (hooks && hooks.requestHeaders) setHeaders(headers, hooks.requestHeaders);
     upstream.transport.send(req, res, upstream, {
       path: upstreamPath(rule, target, req.url),
       headers,
@@ -37,6 +37,13 @@ function forward(req, res, rule, ctx, hooks = null) {
       sendError,
     }, onFailure);
   });
+}
+
+function setHeaders(headers, changes) {
+  for (const [name, value] of Object.entries(changes)) {
+    if (value === undefined) delete headers[name];
+    else headers[name] = value;
+  }
 }
 
 module.exports = { forward };
