@@ -30,10 +30,10 @@ const LONGEST_KEY = 200; // longer keys (a long header value) are hashed
 const SUMMARY_MS = 10000;
 
 function compileRule(entry) {
-  const prefix = entry.path;
+  const prefix = entry.path.toLowerCase(); // matched without regard to case: see findRule
   const exempt = compileAddressList(entry.exempt, 'exempt');
   return {
-    name: entry.name || (entry.host ? `${entry.host}${prefix}` : prefix),
+    name: entry.name || (entry.host ? `${entry.host}${entry.path}` : entry.path),
     prefix,
     bare: prefix.length > 1 && prefix.endsWith('/') ? prefix.slice(0, -1) : null,
     matchesHost: compileHostPattern(entry.host),
@@ -71,9 +71,10 @@ function compileKey(key, ipv6Prefix) {
 
 // The path is the decoded one the later stages map to a file or script (sanitize.js, rewrite.js
 // keep it in req.svr.pathname): req.url keeps the client's percent-encoding, and `/%61pi/` must
-// count as `/api/`.
+// count as `/api/`. Letter case is not looked at: the applications behind a proxy rule often route
+// `/LOGIN` as `/login` (Express, ASP.NET), and counting a spelling that finds nothing costs nobody.
 function findRule(rules, req) {
-  const path = req.svr.pathname ?? splitTarget(req.url).path;
+  const path = (req.svr.pathname ?? splitTarget(req.url).path).toLowerCase();
   for (const rule of rules) {
     if (!path.startsWith(rule.prefix) && path !== rule.bare) continue;
     if (rule.matchesHost !== null && !rule.matchesHost(req)) continue;

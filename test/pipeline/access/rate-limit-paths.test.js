@@ -1,7 +1,9 @@
 'use strict';
 // A rate limit counts a path however the client spells it: percent-encoded letters and dots
 // (`/%61pi/`, `/wp-login%2ephp`) name the same file or script once decoded, so they must take from
-// the same bucket, or a limit on a login form is bypassed by encoding one character.
+// the same bucket, or a limit on a login form is bypassed by encoding one character. Letter case
+// is not looked at either: an application behind a proxy rule (Express, ASP.NET) often routes
+// `/LOGIN` as `/login`.
 
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
@@ -50,4 +52,21 @@ test('a limited script cannot be reached by encoding a character of its name', a
     assert.equal((await post(url)).status, 429, url);
   }
   assert.deepEqual(fcgi.requests.map((p) => p.SCRIPT_FILENAME), [path.join(site.root, 'wp-login.php')], 'the script ran once');
+});
+
+test('another letter case of a limited path is counted by the same rule, before the proxy forwards it', async (t) => {
+  const http = require('node:http');
+  const seen = [];
+  const up = http.createServer((req, res) => { seen.push(req.url); res.end('app\n'); });
+  await new Promise((resolve) => up.listen(0, '127.0.0.1', resolve));
+  t.after(() => up.close());
+  const site = await startPipeline({
+    config: { proxy: [{ path: '/', upstreams: [`http://127.0.0.1:${up.address().port}`] }], rateLimits: [{ path: '/Login', rate: SLOW, burst: 1 }] },
+    rateLimits: true,
+  });
+  t.after(() => site.stop());
+  assert.equal((await request(`${site.url}/login`)).status, 200, 'the burst');
+  for (const url of ['/login', '/LOGIN', '/Login', '/lOgIn?x=1']) assert.equal((await request(site.url + url)).status, 429, url);
+  assert.equal((await request(`${site.url}/other`)).status, 200, 'other paths are not counted');
+  assert.deepEqual(seen, ['/login', '/other']);
 });
