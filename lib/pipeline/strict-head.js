@@ -5,6 +5,10 @@
 //   HTTP version other than 1.0 / 1.1 on the HTTP/1 port (e.g. "GET / HTTP/2.0")   505
 //   more than one Host header                                                      400
 //   no Host header on HTTP/1.1 (Node refuses it too; kept here so it is explicit)  400
+//   a Host that is not a host name or address with an optional port (RFC 3986's
+//   uri-host: "evil/../x", "x@evil", "a b", "[::1" are not), or holds ".."; it
+//   reaches scripts, PHP's SERVER_NAME and upstreams, which build links from it   400
+//   Transfer-Encoding on HTTP/1.0 (RFC 9112 §6.1: faulty framing)                 400
 //   Transfer-Encoding other than exactly "chunked" (RFC 9112 §6.1: the body's end
 //   cannot be known, so the rest of the connection must not be read as a request)  501
 //   a request head larger than maxHeaderSize counted as on the wire: request line
@@ -13,12 +17,19 @@
 //
 // Every refusal closes the connection (Connection: close), as nginx does: after a malformed head
 // the framing of what follows cannot be trusted. HTTP/2 requests (req.stream) have their own
-// framing and are not checked here. The listeners set maxHeadersCount to 0 so that every header
-// line reaches rawHeaders and is counted (the byte limit above still bounds them).
+// framing: only their Host (:authority) is checked. The listeners set maxHeadersCount to 0 so
+// that every header line reaches rawHeaders and is counted (the byte limit above still bounds them).
 
 const REQUEST_LINE_OVERHEAD = ' '.length * 2 + 'HTTP/1.1'.length + 2; // spaces, version, CRLF
 const HEADER_LINE_OVERHEAD = ': '.length + 2; // separator and CRLF
 const END_OF_HEAD = 2;
+// uri-host [ ":" port ]: an IP literal in brackets, or a reg-name (unreserved, pct-encoded and
+// sub-delims characters), and digits after one ':'.
+const HOST_SYNTAX = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~%!$&'()*+,;=]*)(?::[0-9]*)?$/;
+
+function isValidHost(host) {
+  return HOST_SYNTAX.test(host) && !host.includes('..');
+}
 
 function createStrictHeadStage(site) {
   const maxHeaderSize = site.config.maxHeaderSize;
@@ -40,13 +51,18 @@ function createStrictHeadStage(site) {
     }
     if (size > maxHeaderSize) return 431;
     if (hosts > 1 || (hosts === 0 && req.httpVersionMinor === 1)) return 400;
+    if (hosts === 1 && !isValidHost(req.headers.host)) return 400;
     const te = req.headers['transfer-encoding'];
+    if (te !== undefined && req.httpVersionMinor === 0) return 400;
     if (te !== undefined && te.trim().toLowerCase() !== 'chunked') return 501;
     return 0;
   }
 
   return function strictHead(req, res, next) {
-    if (req.stream !== undefined) return next(); // HTTP/2
+    if (req.stream !== undefined) { // HTTP/2: its own framing; :authority is the Host (tls-context.js)
+      if (req.headers.host !== undefined && !isValidHost(req.headers.host)) return site.sendError(req, res, 400);
+      return next();
+    }
     const status = headProblem(req);
     if (status !== 0) return refuse(req, res, status);
     return next();

@@ -216,3 +216,13 @@ test('h2: a session idle for keepAliveTimeout is closed with a GOAWAY', async ()
     await quick.stop();
   }
 });
+
+test('h2: an :authority that is not a host name or address with a port gets 400, as a Host over HTTP/1.1', async () => {
+  // nghttp2 resets a stream whose :authority holds characters no authority has ('/', '@', ' ');
+  // one made of allowed characters in a wrong shape reaches svr.
+  for (const authority of ['a..b', 'x:80:80', 'x:8o']) {
+    const res = await h2Request(server.httpsUrl, '/dir/file.txt', { headers: { ':authority': authority } }).catch((error) => ({ status: error.code || error.message }));
+    assert.equal(res.status, 400, authority);
+  }
+  assert.equal((await h2Request(server.httpsUrl, '/dir/file.txt', { headers: { ':authority': `localhost:${server.sport}` } })).status, 200);
+});

@@ -62,6 +62,23 @@ describe('strict HTTP/1 at the edge', () => {
     assert.equal((await raw(srv.port, 'GET /a.txt HTTP/1.0\r\n\r\n', { waitClose: true })).status, 200);
   });
 
+  it('a Host that is not a host name or address with a port -> 400 and the connection closed', async () => {
+    for (const host of ['evil.example/x?y#', 'evil/../x', 'x@evil.example', 'a b', '[::1', '\\evil', 'a..b', 'x:80:80']) {
+      const res = await raw(srv.port, `GET /a.txt HTTP/1.1\r\nHost: ${host}\r\n\r\n`, { waitClose: true });
+      assert.equal(res.status, 400, `${host}: ${res.text.split('\r\n')[0]}`);
+      assert.equal(res.closed, true, host);
+    }
+    for (const host of ['localhost', 'localhost:8080', 'www.example.com.', '127.0.0.1:1', '[::1]:8080', 'xn--bcher-kva.example', '']) {
+      assert.equal((await raw(srv.port, `GET /a.txt HTTP/1.1\r\nHost: ${host}\r\n\r\n`)).status, 200, JSON.stringify(host));
+    }
+  });
+
+  it('Transfer-Encoding on HTTP/1.0 -> 400 (faulty framing) and the connection closed', async () => {
+    const res = await raw(srv.port, 'POST /a.txt HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n', { waitClose: true });
+    assert.equal(res.status, 400, res.text.split('\r\n')[0]);
+    assert.equal(res.closed, true);
+  });
+
   it('HTTP/2.0 or another unsupported version on the HTTP/1 port -> 505', async () => {
     for (const version of ['2.0', '3.0', '1.2']) {
       const res = await raw(srv.port, `GET /a.txt HTTP/${version}\r\nHost: localhost\r\n\r\n`, { waitClose: true });
