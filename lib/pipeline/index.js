@@ -109,7 +109,8 @@ function buildPipeline(config, { log, configFile, scripting: scriptingFactory, i
     }
   };
   const cache = build(createResponseCache, site, cacheIndex);
-  const { scripting, gateway, staticFiles, rootScripting } = createRootStages(site, { scriptingFactory, build, cache });
+  const accessRules = build(createAccessRulesStage, site);
+  const { scripting, gateway, staticFiles, rootScripting } = createRootStages(site, { scriptingFactory, build, cache, accessRules });
   const fail = (req, res, error) => site.sendError(req, res, 500, { error });
   const proxy = build(createProxyStage, site, { cache });
   const counters = config.allowStatus ? createRequestCounters() : null;
@@ -134,7 +135,7 @@ function buildPipeline(config, { log, configFile, scripting: scriptingFactory, i
     build(createRewriteStage, site),
     build(createPathHeadersStage, site),
     build(createHostHeadersStage, site),
-    build(createAccessRulesStage, site),
+    accessRules,
     build(createRateLimitStage, site, rateLimiter),
     proxy,
     scripting,
@@ -175,7 +176,7 @@ function describeProblem(error, configFile) {
 // the gateway (scripts from the root) and the static stage. With virtual hosts there is one of each
 // per web root (the static stage with its own error pages), and site.sendError answers with the
 // request's own host's pages.
-function createRootStages(site, { scriptingFactory, build, cache }) {
+function createRootStages(site, { scriptingFactory, build, cache, accessRules }) {
   const scriptingByRoot = new Map(); // one scripting stage per root, whatever the listing switch
   const scriptingFor = (hostSite) => {
     if (scriptingFactory === null) return null;
@@ -184,7 +185,7 @@ function createRootStages(site, { scriptingFactory, build, cache }) {
   };
   const gatewayByRoot = new Map(); // one gateway (and its FastCGI connections) per root
   const gatewayFor = (hostSite) => {
-    if (!gatewayByRoot.has(hostSite.root)) gatewayByRoot.set(hostSite.root, build(createGatewayStage, hostSite, { cache }));
+    if (!gatewayByRoot.has(hostSite.root)) gatewayByRoot.set(hostSite.root, build(createGatewayStage, hostSite, { cache, accessRules }));
     return gatewayByRoot.get(hostSite.root);
   };
   const pick = createVirtualHosts(site, (hostSite) => {

@@ -280,6 +280,31 @@ test('Location: /path alone is a local redirect; with a Status it goes to the cl
   assert.equal((await request(`${site.url}/loop.php`)).status, 502, 'a redirect loop ends');
 });
 
+test('a local redirect meets the access rules of its path: a 403 or login rule holds', async (t) => {
+  const dir = makeTempDir();
+  const fcgi = await startFakeFastcgi(dir, (r) => {
+    const to = { '/to-admin.php': '/admin/secret.txt', '/to-members.php': '/members/page.txt', '/to-open.php': '/open.txt' }[r.params.SCRIPT_NAME];
+    r.write(`Location: ${to}\r\n\r\n`);
+    r.end();
+  });
+  const site = await startPipeline({
+    config: {
+      fastcgi: [{ upstream: fcgi.upstream }],
+      nonStandardCodes: [{ url: '/admin/secret.txt', scode: 403 }, { url: '/members/page.txt', scode: 401 }],
+    },
+    files: { 'to-admin.php': '', 'to-members.php': '', 'to-open.php': '', 'admin/secret.txt': 'adminsecret', 'members/page.txt': 'members only', 'open.txt': 'open' },
+  });
+  t.after(async () => { await site.stop(); await fcgi.stop(); });
+  assert.equal((await request(`${site.url}/admin/secret.txt`)).status, 403, 'the rule itself');
+  const admin = await request(`${site.url}/to-admin.php`);
+  assert.equal(admin.status, 403);
+  assert.ok(!admin.text.includes('adminsecret'));
+  const members = await request(`${site.url}/to-members.php`);
+  assert.equal(members.status, 401);
+  assert.ok(!members.text.includes('members only'));
+  assert.equal((await request(`${site.url}/to-open.php`)).text, 'open', 'a redirect to an open path is served');
+});
+
 test('a 256 MiB response streams with bounded memory (backpressure)', async (t) => {
   const TOTAL = 256 * 1024 * 1024;
   const dir = makeTempDir();

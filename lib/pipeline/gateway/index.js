@@ -44,7 +44,9 @@ const VALIDATOR_PARAMS = {
   'if-unmodified-since': 'HTTP_IF_UNMODIFIED_SINCE', 'if-range': 'HTTP_IF_RANGE', range: 'HTTP_RANGE',
 };
 
-function createGatewayStage(site, { cache = null } = {}) {
+// accessRules: the access rules stage (nonStandardCodes), or null; a local redirect's path meets it
+// as a request's own path does.
+function createGatewayStage(site, { cache = null, accessRules = null } = {}) {
   const { rules, errors } = compileGatewayRules(site.config);
   if (errors.length) throw Object.assign(new Error(errors.join('\n')), { configErrors: errors });
   if (rules.length === 0) return null;
@@ -108,7 +110,8 @@ function createGatewayStage(site, { cache = null } = {}) {
   }
 
   // RFC 3875 6.2.2: `Location: /path` alone is answered as if /path had been asked for, with GET
-  // (the request body is used up).
+  // (the request body is used up), past the access rules for /path (a 403 or login rule on it
+  // holds for a script's redirect as for a client's request).
   function redirect(req, res, next, location, redirects) {
     const target = sanitizeTarget(location);
     if (!target.ok || redirects > MAX_LOCAL_REDIRECTS) {
@@ -120,7 +123,10 @@ function createGatewayStage(site, { cache = null } = {}) {
     delete req.headers['content-type'];
     delete req.headers['transfer-encoding'];
     req.url = location;
-    route(req, res, next, target.pathname, redirects);
+    req.svr.url = location;
+    req.svr.pathname = target.pathname;
+    const go = () => route(req, res, next, target.pathname, redirects);
+    return accessRules === null ? go() : accessRules(req, res, go);
   }
 
   function runScript(req, res, rule, found, params, response) {
