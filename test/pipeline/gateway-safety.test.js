@@ -145,6 +145,24 @@ test('a silent FastCGI server: 504 after timeouts.firstByte, and its connection 
   assert.ok(site.stderr().some((line) => /no output within 300 ms; answering 504/.test(line)));
 });
 
+// The body streams to PHP as it arrives (no buffering, docs/php.md): a client that stops sending
+// holds its PHP request, and so a PHP child, until timeouts.firstByte.
+test('a client that stops sending its body: 504 at timeouts.firstByte, the PHP request given up', async (t) => {
+  const dir = makeTempDir();
+  const fcgi = await startFakeFastcgi(dir, (r) => { r.write('Content-Type: text/plain\r\n\r\nran'); r.end(); });
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream, timeouts: { firstByte: 300 } }] }, files: { 'x.php': SOURCE } });
+  t.after(async () => { await site.stop(); await fcgi.stop(); });
+  const answer = await new Promise((resolve) => {
+    const socket = net.connect(site.port, '127.0.0.1', () => socket.write('POST /x.php HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789'));
+    let text = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk) => { text += chunk; if (text.includes('\r\n\r\n')) { socket.destroy(); resolve(text); } });
+  });
+  assert.match(answer, /^HTTP\/1\.1 504 /);
+  assert.equal(fcgi.requests.length, 0, 'PHP never had the whole request to answer');
+  assert.ok(await waitUntil(() => fcgi.open() === 0, 5000), 'the upstream connection was closed');
+});
+
 test('a server that stops mid-response cuts the client\'s response; idle silence after the headers too', async (t) => {
   const dir = makeTempDir();
   const fcgi = await startFakeFastcgi(dir, (r) => {
