@@ -257,6 +257,46 @@ test('a bad header block from the server is a 502, never its text', async (t) =>
   }
 });
 
+// The status line and headers as the client reads them (http.request's statusMessage).
+function getHead(url) {
+  return new Promise((resolve, reject) => {
+    http.get(url, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode, message: res.statusMessage, headers: res.headers }));
+    }).on('error', reject);
+  });
+}
+
+test('a control character in the Status reason or a header value: 502 Bad Gateway and one warning, HTAB allowed', async (t) => {
+  const replies = {
+    '/status.php': 'Status: 200 A\x01B\r\n\r\nSECRET',
+    '/header.php': 'X-A: a\x01b\r\n\r\nSECRET',
+    '/escape.php': 'X-A: \x1b[31mred\r\n\r\nSECRET',
+    '/cr.php': 'X-A: a\rb\r\n\r\nSECRET',
+    '/del.php': 'X-A: a\x7fb\r\n\r\nSECRET',
+  };
+  const dir = makeTempDir();
+  const fcgi = await startFakeFastcgi(dir, (r) => {
+    r.write(replies[r.params.SCRIPT_NAME] || 'X-Tab: a\tb\r\n\r\nok');
+    r.end();
+  });
+  const files = Object.fromEntries([...Object.keys(replies), '/tab.php'].map((url) => [url.slice(1), '']));
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream }] }, files });
+  t.after(async () => { await site.stop(); await fcgi.stop(); });
+  for (const url of Object.keys(replies)) {
+    const since = site.stderr().length;
+    const head = await getHead(site.url + url);
+    assert.deepEqual([head.status, head.message], [502, 'Bad Gateway'], url);
+    assert.equal(head.headers['x-a'], undefined, url);
+    const logged = site.stderr().slice(since);
+    assert.equal(logged.length, 1, `${url}: ${JSON.stringify(logged)}`);
+    assert.match(logged[0], /^warn fastcgi unix:.*: GET \/\w+\.php: a control character in a header line: ".*"; answering 502$/, url);
+    assert.doesNotMatch(logged[0], /[\x00-\x1f\x7f]/, `${url}: the line itself has no control character`);
+  }
+  const tab = await getHead(`${site.url}/tab.php`);
+  assert.deepEqual([tab.status, tab.headers['x-tab']], [200, 'a\tb']);
+});
+
 test('Location: /path alone is a local redirect; with a Status it goes to the client', async (t) => {
   const dir = makeTempDir();
   const fcgi = await startFakeFastcgi(dir, (r) => {
