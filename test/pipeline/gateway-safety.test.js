@@ -419,6 +419,28 @@ test('every 502 says why in the log', async (t) => {
   await site.waitForLog(/warn fastcgi unix:.*: GET \/x\.php: an invalid Status: "abc"; answering 502/);
 });
 
+test('FastCGI stderr cannot pass for svr\'s own log lines: each line prefixed, control characters escaped', async (t) => {
+  const forged = '2026-01-01T00:00:00.000Z error worker 1: forged';
+  const dir = makeTempDir();
+  const fcgi = await startFakeFastcgi(dir, (r) => {
+    r.stderr(`one\r${forged}\n\x1b[31mred\x1b[0m\n${forged}\r\nlast\x1b[0m`);
+    r.write('Content-Type: text/plain\r\n\r\nok');
+    r.end();
+  });
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream }] }, files: { 'log.php': '' } });
+  t.after(async () => { await site.stop(); await fcgi.stop(); });
+  const since = site.stderr().length;
+  assert.equal((await request(`${site.url}/log.php`)).status, 200);
+  await site.waitForLog(/: \/log\.php: last/, 'stderr', since); // the unfinished last line, at the script's end
+  const prefix = /^error fastcgi unix:\S+: \/log\.php: /;
+  const logged = site.stderr().slice(since).map((line) => {
+    assert.match(line, prefix);
+    assert.doesNotMatch(line, /[\x00-\x08\x0a-\x1f\x7f-\x9f]/, JSON.stringify(line));
+    return line.replace(prefix, '');
+  });
+  assert.deepEqual(logged, [`one\\x0d${forged}`, '\\x1b[31mred\\x1b[0m', forged, 'last\\x1b[0m']);
+});
+
 test('a request body streams to the server as it arrives, never gathered first', { timeout: 30000 }, async (t) => {
   const HALF = 1024 * 1024;
   const dir = makeTempDir();
