@@ -4,7 +4,8 @@
 // is refused (400, or 501 when the Transfer-Encoding is one svr does not take) with the connection
 // closed, and never reaches a script; a body is exactly its Content-Length, so a request hidden in it is
 // answered as a request of its own (its own script, its own REQUEST_URI), never as part of the
-// body; and the path tricks (NUL, "..;", a trailing dot or space, another case) run nothing.
+// body; the path tricks (NUL, "..;", a trailing dot or space, another case) run nothing; and a
+// header name PHP would read as another (X.Forwarded.For as X-Forwarded-For) reaches no script.
 
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
@@ -101,4 +102,17 @@ test('path tricks run nothing and send no source: NUL, "..;", trailing dot or sp
   const encoded = await request(`${site.url}/app%2fa.php`);
   assert.equal(encoded.status, 301);
   assert.equal(encoded.headers.location, '/app/a.php');
+});
+
+test('header names with a character other than letters, digits and "-" reach no script: no X.Forwarded.For posing as HTTP_X_FORWARDED_FOR', async (t) => {
+  const { site, fcgi } = await withSite(t, { 'a.php': SOURCE });
+  // PHP turns "." into "_" in $_SERVER's names: X.Forwarded.For would be HTTP_X_FORWARDED_FOR there.
+  const spoofed = ['X.Forwarded.For: 1.2.3.4', 'X-Real.IP: 1.2.3.4', 'X-Forwarded.Proto: https', 'X-Forwarded.Host: evil.example',
+    'X_Forwarded_For: 1.2.3.4', 'X~Y: 1', "X!#$%&'*+^`|Z: 1"];
+  const answer = await raw(site.port, `GET /a.php HTTP/1.1\r\nHost: x\r\n${spoofed.join('\r\n')}\r\nX-Normal-Header: kept\r\nConnection: close\r\n\r\n`);
+  assert.deepEqual(statuses(answer), [200]);
+  const [params] = fcgi.requests;
+  const passed = Object.keys(params).filter((name) => name.startsWith('HTTP_')).sort();
+  assert.deepEqual(passed, ['HTTP_CONNECTION', 'HTTP_HOST', 'HTTP_X_NORMAL_HEADER']);
+  assert.equal(params.HTTP_X_NORMAL_HEADER, 'kept');
 });

@@ -275,6 +275,46 @@ test('a bad header block from the server is a 502, never its text', async (t) =>
   }
 });
 
+// The status line and headers as the client reads them (http.request's statusMessage).
+function getHead(url) {
+  return new Promise((resolve, reject) => {
+    http.get(url, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode, message: res.statusMessage, headers: res.headers }));
+    }).on('error', reject);
+  });
+}
+
+test('a control character in the Status reason or a header value: 502 Bad Gateway and one warning, HTAB allowed', async (t) => {
+  const replies = {
+    '/status.php': 'Status: 200 A\x01B\r\n\r\nSECRET',
+    '/header.php': 'X-A: a\x01b\r\n\r\nSECRET',
+    '/escape.php': 'X-A: \x1b[31mred\r\n\r\nSECRET',
+    '/cr.php': 'X-A: a\rb\r\n\r\nSECRET',
+    '/del.php': 'X-A: a\x7fb\r\n\r\nSECRET',
+  };
+  const dir = makeTempDir();
+  const fcgi = await startFakeFastcgi(dir, (r) => {
+    r.write(replies[r.params.SCRIPT_NAME] || 'X-Tab: a\tb\r\n\r\nok');
+    r.end();
+  });
+  const files = Object.fromEntries([...Object.keys(replies), '/tab.php'].map((url) => [url.slice(1), '']));
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream }] }, files });
+  t.after(async () => { await site.stop(); await fcgi.stop(); });
+  for (const url of Object.keys(replies)) {
+    const since = site.stderr().length;
+    const head = await getHead(site.url + url);
+    assert.deepEqual([head.status, head.message], [502, 'Bad Gateway'], url);
+    assert.equal(head.headers['x-a'], undefined, url);
+    const logged = site.stderr().slice(since);
+    assert.equal(logged.length, 1, `${url}: ${JSON.stringify(logged)}`);
+    assert.match(logged[0], /^warn fastcgi unix:.*: GET \/\w+\.php: a control character in a header line: ".*"; answering 502$/, url);
+    assert.doesNotMatch(logged[0], /[\x00-\x1f\x7f]/, `${url}: the line itself has no control character`);
+  }
+  const tab = await getHead(`${site.url}/tab.php`);
+  assert.deepEqual([tab.status, tab.headers['x-tab']], [200, 'a\tb']);
+});
+
 test('Location: /path alone is a local redirect; with a Status it goes to the client', async (t) => {
   const dir = makeTempDir();
   const fcgi = await startFakeFastcgi(dir, (r) => {
@@ -420,6 +460,28 @@ test('every 502 says why in the log', async (t) => {
   t.after(async () => { await site.stop(); await fcgi.stop(); });
   assert.equal((await request(`${site.url}/x.php`)).status, 502);
   await site.waitForLog(/warn fastcgi unix:.*: GET \/x\.php: an invalid Status: "abc"; answering 502/);
+});
+
+test('FastCGI stderr cannot pass for svr\'s own log lines: each line prefixed, control characters escaped', async (t) => {
+  const forged = '2026-01-01T00:00:00.000Z error worker 1: forged';
+  const dir = makeTempDir();
+  const fcgi = await startFakeFastcgi(dir, (r) => {
+    r.stderr(`one\r${forged}\n\x1b[31mred\x1b[0m\n${forged}\r\nlast\x1b[0m`);
+    r.write('Content-Type: text/plain\r\n\r\nok');
+    r.end();
+  });
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream }] }, files: { 'log.php': '' } });
+  t.after(async () => { await site.stop(); await fcgi.stop(); });
+  const since = site.stderr().length;
+  assert.equal((await request(`${site.url}/log.php`)).status, 200);
+  await site.waitForLog(/: \/log\.php: last/, 'stderr', since); // the unfinished last line, at the script's end
+  const prefix = /^error fastcgi unix:\S+: \/log\.php: /;
+  const logged = site.stderr().slice(since).map((line) => {
+    assert.match(line, prefix);
+    assert.doesNotMatch(line, /[\x00-\x08\x0a-\x1f\x7f-\x9f]/, JSON.stringify(line));
+    return line.replace(prefix, '');
+  });
+  assert.deepEqual(logged, [`one\\x0d${forged}`, '\\x1b[31mred\\x1b[0m', forged, 'last\\x1b[0m']);
 });
 
 test('a request body streams to the server as it arrives, never gathered first', { timeout: 30000 }, async (t) => {

@@ -57,7 +57,7 @@ test('$_GET, $_POST (urlencoded) and the RFC 3875 variables', async (t) => {
   if (skip()) return t.skip(skip());
   const res = await request(`${site.url}/vars.php/extra/path?a=1&b=two`, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-custom': 'yes', proxy: 'http://evil.example', 'x-forwarded-for': '203.0.113.9', 'x_smuggled': '1' },
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-custom': 'yes', proxy: 'http://evil.example', 'x-forwarded-for': '203.0.113.9', 'x_smuggled': '1', 'x.dotted': '1' },
     body: 'x=1&y=%C3%A9',
   });
   assert.equal(res.status, 200);
@@ -83,6 +83,7 @@ test('$_GET, $_POST (urlencoded) and the RFC 3875 variables', async (t) => {
   assert.equal(server.HTTP_PROXY, undefined, 'no httpoxy');
   assert.equal(envProxy, false, 'no httpoxy in getenv()');
   assert.equal(server.HTTP_X_SMUGGLED, undefined, 'header names with "_" are dropped');
+  assert.equal(server.HTTP_X_DOTTED, undefined, 'header names with "." are dropped (PHP would turn it into "_")');
   assert.equal(server.CONTENT_TYPE, 'application/x-www-form-urlencoded');
 });
 

@@ -24,3 +24,12 @@ test('at most maxBytes per request reach the log', () => {
   lines.flush();
   assert.deepEqual(out, ['123456789']);
 });
+
+test('control characters but TAB are escaped: no CR, ANSI escape or C1 reaches the log', () => {
+  const out = [];
+  const lines = new StderrLines((line) => out.push(line), 1000);
+  lines.push(Buffer.from('a\rb\x1b[31mred\tx\x00\x7f\u009b\u2028App\\Http\r\n'));
+  lines.push(Buffer.from('last\x1b'));
+  lines.flush();
+  assert.deepEqual(out, ['a\\x0db\\x1b[31mred\tx\\x00\\x7f\\x9b\\u2028App\\Http', 'last\\x1b']);
+});

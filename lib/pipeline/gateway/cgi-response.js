@@ -16,14 +16,19 @@
 // absolute URL is a redirect to the client (302 unless Status says otherwise); `Location: /path`
 // as the only header and no body is a local redirect: the server answers as if /path had been
 // asked for (localRedirect; RFC 3875 6.2.2); repeated headers (Set-Cookie) are all sent. Hop-by-hop
-// headers are dropped, svr's Server header stands. A header block that is missing, malformed or
-// larger than maxHeaderBytes is the gateway's failure: fail(502, reason), never the script's text
-// to the client. A Content-Length the body then exceeds or falls short of cuts the connection
-// rather than sending a response the client would misread.
+// headers are dropped, svr's Server header stands. A header block that is missing, malformed (a
+// control character other than HTAB in a line included) or larger than maxHeaderBytes is the
+// gateway's failure: fail(502, reason), never the script's text to the client. A Content-Length
+// the body then exceeds or falls short of cuts the connection rather than sending a response the
+// client would misread.
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade',
   'proxy-connection', 'proxy-authenticate', 'http2-settings', 'server']);
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+// What Node refuses in a reason phrase or header value (all but HTAB of C0, and DEL). Checked
+// here, before writeHead: a writeHead that throws has already taken the bad reason phrase, which
+// would then break the error page too.
+const CONTROL_CHARACTER = /[\x00-\x08\x0a-\x1f\x7f]/;
 const DEFAULT_MAX_HEADER_BYTES = 65536;
 
 class CgiResponse {
@@ -170,15 +175,16 @@ function parseHeaderBlock(text) {
   let location;
   let count = 0;
   for (const line of text.split(/\r?\n/)) {
+    if (CONTROL_CHARACTER.test(line)) return { error: `a control character in a header line: ${quoted(line)}` };
     const colon = line.indexOf(':');
     const name = colon > 0 ? line.slice(0, colon).trim() : '';
-    if (!TOKEN.test(name)) return { error: `a malformed header line: ${JSON.stringify(line.slice(0, 80))}` };
+    if (!TOKEN.test(name)) return { error: `a malformed header line: ${quoted(line)}` };
     const value = line.slice(colon + 1).trim();
     const lower = name.toLowerCase();
     count++;
     if (lower === 'status') {
       const m = /^([1-5]\d\d)(?:\s+(.*))?$/.exec(value);
-      if (!m || Number(m[1]) < 200) return { error: `an invalid Status: ${JSON.stringify(value.slice(0, 80))}` };
+      if (!m || Number(m[1]) < 200) return { error: `an invalid Status: ${quoted(value)}` };
       status = Number(m[1]);
       message = m[2] || '';
       continue;
@@ -190,6 +196,11 @@ function parseHeaderBlock(text) {
     else headers[lower] = `${headers[lower]}, ${value}`;
   }
   return { status, message, headers, location, count };
+}
+
+// The start of a line for the log, quoted, its control characters escaped (JSON leaves DEL as is).
+function quoted(text) {
+  return JSON.stringify(text.slice(0, 80)).replace(/\x7f/g, '\\u007f');
 }
 
 module.exports = { CgiResponse, parseHeaderBlock };

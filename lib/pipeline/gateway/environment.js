@@ -12,8 +12,10 @@
 // REQUEST_SCHEME and HTTPS, SERVER_ADDR, REMOTE_PORT, REDIRECT_STATUS (php-cgi refuses to run
 // without it), and the request headers as HTTP_*. Left out:
 //   - Proxy: HTTP_PROXY would be taken for the proxy setting by many HTTP libraries ("httpoxy");
-//   - header names with "_": X-Forwarded_For would otherwise become the same HTTP_X_FORWARDED_FOR as
-//     X-Forwarded-For, a way to smuggle a header past a proxy in front (nginx drops them too);
+//   - header names with anything but ASCII letters, digits and "-": X-Forwarded_For or
+//     X.Forwarded.For would otherwise reach the script as the same HTTP_X_FORWARDED_FOR as
+//     X-Forwarded-For (PHP turns "." into "_"), a way to smuggle a header past the rule below and
+//     past a proxy in front (nginx drops such names too);
 //   - X-Forwarded-For/-Proto/-Host, Forwarded and X-Real-IP, unless the peer is a trusted proxy:
 //     claims about the client that an application might believe (REMOTE_ADDR and HTTPS say it);
 //   - Content-Type and Content-Length, which are CONTENT_TYPE and CONTENT_LENGTH;
@@ -25,6 +27,9 @@ const { requestHost } = require('../../http/host');
 
 // Who the client is and how it came in, as only a trusted proxy may tell.
 const ADDRESS_CLAIMS = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'forwarded', 'x-real-ip']);
+// The header names passed as HTTP_*: no two of them can name the same variable. Leaves out
+// HTTP/2's pseudo-headers (":path") too.
+const PLAIN_HEADER_NAME = /^[A-Za-z0-9-]+$/;
 
 function buildEnvironment(req, site, script, extra, fromTrustedProxy = false) {
   const env = [];
@@ -74,7 +79,7 @@ function addHeaders(req, add, fromTrustedProxy) {
   const headers = req.headers;
   let hasHost = false;
   for (const name of Object.keys(headers)) {
-    if (name.charCodeAt(0) === 58 /* ':' */ || name.includes('_')) continue;
+    if (!PLAIN_HEADER_NAME.test(name)) continue;
     if (!fromTrustedProxy && ADDRESS_CLAIMS.has(name)) continue;
     if (name === 'proxy' || name === 'content-type' || name === 'content-length') continue;
     if (name === 'host') hasHost = true;

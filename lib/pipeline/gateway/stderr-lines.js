@@ -6,6 +6,25 @@
 //   const lines = new StderrLines(write(line), maxBytes)
 //   lines.push(bytes)   whole lines go out as they complete
 //   lines.flush()       the last line, unfinished or not (the script's end)
+//
+// A script's line is the script's text, never svr's log line: each LF starts a new line, which
+// the caller prefixes again (a PHP stack trace stays readable, and every line says who wrote it),
+// and every other control character is escaped (`\x1b`, `\x0d` for CR), so that neither a CR
+// nor an ANSI escape sequence can overwrite the prefix on a terminal and make the line pass for
+// svr's own. TAB stays. Backslashes are left alone: PHP's namespaces (App\Http) stay readable.
+
+// C0 but TAB (LF cannot be in a line), DEL, C1 (0x9b is a CSI of its own) and the Unicode line
+// and paragraph separators some viewers break lines at.
+const CONTROL_CHARACTER = /[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]/g;
+
+function escapeControl(character) {
+  const code = character.charCodeAt(0);
+  return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+}
+
+function printable(line) {
+  return line.replace(CONTROL_CHARACTER, escapeControl);
+}
 
 class StderrLines {
   constructor(write, maxBytes) {
@@ -21,13 +40,13 @@ class StderrLines {
     let nl;
     while ((nl = this.text.indexOf('\n')) !== -1) {
       const line = this.text.slice(0, nl).replace(/\r$/, '');
-      if (line) this.write(line);
+      if (line) this.write(printable(line));
       this.text = this.text.slice(nl + 1);
     }
   }
 
   flush() {
-    if (this.text) this.write(this.text);
+    if (this.text) this.write(printable(this.text));
     this.text = '';
   }
 }
