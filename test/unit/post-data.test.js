@@ -116,24 +116,14 @@ describe('a multipart body that ends inside a file part', () => {
   const fs = require('node:fs');
   const os = require('node:os');
   const path = require('node:path');
-  const { PassThrough } = require('node:stream');
-  const { createParsePostData } = require('../../lib/pipeline/scripting/post-data');
+  const { postInMemory } = require('../support/post-data-request');
   const { waitUntil } = require('../support/helpers');
   const BOUNDARY = 'B';
   const part = (i) => `--${BOUNDARY}\r\nContent-Disposition: form-data; name="f${i}"; filename="f${i}"\r\n\r\nxxxxxx\r\n`;
 
-  function post(body, tempDir) {
-    const req = new PassThrough();
-    req.method = 'POST';
-    req.headers = { 'content-type': `multipart/form-data; boundary=${BOUNDARY}`, 'content-length': String(body.length) };
-    const res = new EventEmitter();
-    res.setHeader = () => {};
-    const answered = new Promise((resolve) => {
-      createParsePostData(req, res, { limit: 1024 * 1024, fail: (status) => resolve(status), tempDir })(() => resolve('parsed'));
-    });
-    req.end(body);
-    return answered;
-  }
+  // The status svr answers with, or 'parsed'.
+  const post = (body, tempDir) => postInMemory(body, { contentType: `multipart/form-data; boundary=${BOUNDARY}`, tempDir, limit: 1024 * 1024 })
+    .parsed.then(() => 'parsed', (error) => error.status);
 
   for (const [what, body] of [
     ['its only part', `--${BOUNDARY}\r\nContent-Disposition: form-data; name="f"; filename="a"\r\n\r\nxxxxxx`],

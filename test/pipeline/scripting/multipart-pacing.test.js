@@ -11,11 +11,9 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
-const { EventEmitter } = require('node:events');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { PassThrough } = require('node:stream');
 const { waitUntil } = require('../../support/helpers');
 
 // Observe every parser post-data.js makes: it loads busboy from the same node_modules.
@@ -36,7 +34,7 @@ require.cache[require.resolve('busboy')].exports = function observedBusboy(optio
   };
   return parser;
 };
-const { createParsePostData } = require('../../../lib/pipeline/scripting/post-data');
+const { postInMemory } = require('../../support/post-data-request');
 
 const BOUNDARY = 'bOuNdArY42';
 function multipart(fileCount) {
@@ -48,22 +46,7 @@ function multipart(fileCount) {
   return Buffer.from(parts.join(''));
 }
 
-// A POST request carrying body in one chunk (as a socket may deliver 64 KiB at once), and a
-// response whose 'close' the test emits; parsed resolves with { fields, files } or rejects with the
-// status svr would answer.
-function post(body, tempDir) {
-  const req = new PassThrough();
-  req.method = 'POST';
-  req.headers = { 'content-type': `multipart/form-data; boundary=${BOUNDARY}`, 'content-length': String(body.length) };
-  const res = new EventEmitter();
-  res.setHeader = () => {};
-  const parsed = new Promise((resolve, reject) => {
-    const fail = (status, error) => reject(Object.assign(new Error(`answered ${status}: ${error?.message}`), { status }));
-    createParsePostData(req, res, { limit: 200 * 1024 * 1024, fail, tempDir })((fields, files) => resolve({ fields, files }));
-  });
-  req.end(body);
-  return { parsed, res };
-}
+const post = (body, tempDir) => postInMemory(body, { contentType: `multipart/form-data; boundary=${BOUNDARY}`, tempDir });
 
 const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-test-pacing-'));
 test.after(() => fs.rmSync(tempDir, { recursive: true, force: true }));
