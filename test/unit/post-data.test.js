@@ -109,7 +109,7 @@ describe('createParsePostData', () => {
   });
 });
 
-describe('a multipart body that ends inside a file part', () => {
+describe('a multipart body cut short or unreadable', () => {
   // busboy destroys the open part's stream with "Unexpected end of form": a part stream without an
   // 'error' listener made that an uncaught exception, and the worker was replaced (an attack run:
   // 15 such requests, 8 workers replaced; --single-threaded stopped).
@@ -124,6 +124,17 @@ describe('a multipart body that ends inside a file part', () => {
   // The status svr answers with, or 'parsed'.
   const post = (body, tempDir) => postInMemory(body, { contentType: `multipart/form-data; boundary=${BOUNDARY}`, tempDir, limit: 1024 * 1024 })
     .parsed.then(() => 'parsed', (error) => error.status);
+
+  test('a field in a charset busboy cannot decode: 400, not a 500 with a stack trace', async () => {
+    const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-test-charset-'));
+    try {
+      const body = part(0) + `--${BOUNDARY}\r\nContent-Disposition: form-data; name="x"\r\nContent-Type: text/plain; charset=bogus-xyz\r\n\r\nabc\r\n--${BOUNDARY}--\r\n`;
+      assert.equal(await post(Buffer.from(body), tempDir), 400);
+      assert.ok(await waitUntil(() => fs.readdirSync(tempDir).length === 0, 10000), `left: ${fs.readdirSync(tempDir)}`);
+    } finally {
+      fs.rmSync(tempDir, { recursive: true, force: true });
+    }
+  });
 
   for (const [what, body] of [
     ['its only part', `--${BOUNDARY}\r\nContent-Disposition: form-data; name="f"; filename="a"\r\n\r\nxxxxxx`],

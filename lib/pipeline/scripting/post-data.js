@@ -187,6 +187,8 @@ function parseMultipart(req, limit, tempDir, callback) {
   };
   parser.on('field', (name, value, info) => {
     if (info.valueTruncated) return fail(new BodyError(413, `the field "${name}" is larger than ${MAX_BUFFERED_BYTES} bytes`));
+    // busboy decodes a field by its part's charset, and gives no value for a charset it does not know
+    if (typeof value !== 'string') return fail(new BodyError(400, `the field "${name}" is in a charset svr cannot read (${info.encoding})`));
     count(Buffer.byteLength(value));
     addValue(fields, name, value);
     return undefined;
