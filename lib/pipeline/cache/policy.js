@@ -12,8 +12,8 @@
 // - requests other than GET and HEAD; requests with Authorization or Cookie (the answer may be
 //   that user's); requests with a header some applications read as another URL, host, port,
 //   scheme or method (X-Original-URL and friends: the key does not hold them, so storing such an
-//   answer would let one client poison the page for everyone), or with any header name holding
-//   "_"; requests with a body;
+//   answer would let one client poison the page for everyone), or with a header name holding
+//   anything but letters, digits and "-"; requests with a body;
 // - responses with Set-Cookie (unless proxyCache.setCookie is "strip": then stored without it),
 //   `Cache-Control: private` or `no-store`, `Vary: *`, a status a
 //   cache may not keep by default, or without an explicit lifetime (s-maxage, max-age, Expires)
@@ -23,7 +23,11 @@ const { requestHasBody } = require('../upstream/retry');
 
 const UNKEYED_OVERRIDES = ['x-original-url', 'x-rewrite-url', 'x-forwarded-prefix', 'x-forwarded-scheme',
   'x-forwarded-server', 'x-host', 'x-http-method-override', 'x-http-method', 'x-method-override',
-  'x-forwarded-port', 'x-forwarded-ssl', 'front-end-https', 'x-original-host', 'x-forwarded-path', 'x-original-uri'];
+  'x-forwarded-port', 'x-forwarded-ssl', 'front-end-https', 'x-original-host', 'x-forwarded-path', 'x-original-uri',
+  'x-forwarded-uri', 'x-rewrite-path', 'x-http-host-override', 'x-original-method', 'x-forwarded-protocol', 'x-url-scheme', 'x-scheme'];
+// Names of letters, digits and '-' only: any other character ('_', '.') reads as '_' to CGI,
+// WSGI, Rack and PHP, so X.Original.URL is HTTP_X_ORIGINAL_URL there.
+const PLAIN_HEADER_NAME = /^[a-z0-9-]+$/;
 // RFC 9110 15.1: heuristically cacheable statuses; svr still needs an explicit lifetime.
 const STORABLE_STATUS = new Set([200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]);
 
@@ -33,9 +37,8 @@ function bypassReason(req) {
   if (headers.authorization !== undefined) return 'authorization';
   if (headers.cookie !== undefined) return 'cookie';
   for (const name of UNKEYED_OVERRIDES) if (headers[name] !== undefined) return name;
-  // A name with "_" is the same variable as its "-" spelling to CGI, WSGI and Rack upstreams
-  // (X_Original_URL is HTTP_X_ORIGINAL_URL): no list of names can hold all of those.
-  for (const name in headers) if (name.includes('_')) return 'underscore';
+  // No list of names can hold every spelling an upstream reads as one of them (above).
+  for (const name in headers) if (!PLAIN_HEADER_NAME.test(name)) return 'header name';
   // The key does not hold a body: a GET whose answer depends on one must not be stored by its URL.
   if (requestHasBody(req)) return 'body';
   return null;
