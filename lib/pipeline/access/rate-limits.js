@@ -30,7 +30,7 @@ const LONGEST_KEY = 200; // longer keys (a long header value) are hashed
 const SUMMARY_MS = 10000;
 
 function compileRule(entry) {
-  const prefix = entry.path.toLowerCase(); // matched without regard to case: see findRule
+  const prefix = caseFolded(entry.path); // matched without regard to case: see findRule
   const exempt = compileAddressList(entry.exempt, 'exempt');
   return {
     name: entry.name || (entry.host ? `${entry.host}${entry.path}` : entry.path),
@@ -74,7 +74,7 @@ function compileKey(key, ipv6Prefix) {
 // count as `/api/`. Letter case is not looked at: the applications behind a proxy rule often route
 // `/LOGIN` as `/login` (Express, ASP.NET), and counting a spelling that finds nothing costs nobody.
 function findRule(rules, req) {
-  const path = (req.svr.pathname ?? splitTarget(req.url).path).toLowerCase();
+  const path = caseFolded(req.svr.pathname ?? splitTarget(req.url).path);
   for (const rule of rules) {
     if (!path.startsWith(rule.prefix) && path !== rule.bare) continue;
     if (rule.matchesHost !== null && !rule.matchesHost(req)) continue;
@@ -82,6 +82,13 @@ function findRule(rules, req) {
     return rule;
   }
   return null;
+}
+
+// Upper, then lower case: letters whose upper case is an ASCII one fold with it ('ı' and 'I' to
+// 'i', 'ſ' to 's'), as an application comparing upper-cased paths (.NET, Java) folds them;
+// toLowerCase alone leaves '/loGın' apart from '/login'.
+function caseFolded(path) {
+  return path.toUpperCase().toLowerCase();
 }
 
 function fullKey(rule, clientKey) {
