@@ -6,7 +6,9 @@
 //
 // compileHostPattern(pattern) -> null (matches every host) | test(req) -> boolean, with SVR.JS's
 // meaning: "*" any host; "*.example.com" the domain and every name below it; anything else the exact
-// name. A pattern that names a port ("example.com:8080") is compared with the port kept.
+// name. A pattern that names a port ("example.com:8080") is compared with the port kept, as a
+// number ("example.com.:08080" is the same); a Host without a port does not match it (the port in
+// a Host is the client's word: a rule that must hold whatever the client sends names no port).
 // (TLS certificates follow another rule, RFC 6125's one-label wildcard: see net/tls-context.js.)
 
 function authority(req) {
@@ -31,11 +33,20 @@ function requestHost(req) {
   return withoutDot(withoutPort(authority(req)));
 }
 
+// "name:port" with the name's trailing dot dropped and the port as a number ("example.com.:08080"
+// is "example.com:8080"), for patterns that name a port; the name alone when there is no port.
+function hostAndPort(value) {
+  const name = withoutPort(value);
+  const port = value.slice(name.length + 1);
+  return port === '' ? withoutDot(name) : `${withoutDot(name)}:${/^\d+$/.test(port) ? Number(port) : port}`;
+}
+
 function compileHostPattern(pattern) {
   if (pattern === undefined || pattern === null || pattern === '*') return null;
-  const wanted = withoutDot(String(pattern).toLowerCase());
-  const withPort = wanted.includes(':') && !wanted.startsWith('[');
-  const hostOf = withPort ? (req) => withoutDot(authority(req)) : requestHost;
+  const lowered = String(pattern).toLowerCase();
+  const withPort = lowered.includes(':') && !lowered.startsWith('[');
+  const wanted = withPort ? hostAndPort(lowered) : withoutDot(lowered);
+  const hostOf = withPort ? (req) => hostAndPort(authority(req)) : requestHost;
   if (wanted.startsWith('*.')) {
     const domain = wanted.slice(2);
     const suffix = '.' + domain;

@@ -46,6 +46,10 @@ test('compileHostPattern: a pattern with a port compares the port too', () => {
   assert.equal(test(req('example.com:8080')), true);
   assert.equal(test(req('example.com:9090')), false);
   assert.equal(test(req('example.com')), false);
+  // another spelling of the same name and port (a re-attack run evaded a host-scoped rate limit so)
+  assert.equal(test(req('example.com.:8080')), true);
+  assert.equal(test(req('EXAMPLE.com:08080')), true);
+  assert.equal(compileHostPattern('example.com.:08080')(req('example.com:8080')), true);
 });
 
 test('hostMatches: the one-off form scripts use', () => {
