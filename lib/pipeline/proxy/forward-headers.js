@@ -63,6 +63,9 @@ function upstreamRequestHeaders(req, rule, target, ctx) {
   if (ctx.upgrade) {
     headers.connection = 'Upgrade';
     headers.upgrade = ctx.upgrade;
+    // The handshake goes without a body (what follows it is the tunnel's): a Content-Length left
+    // in would have the upstream wait for bytes that never come, holding its connection.
+    delete headers['content-length'];
   }
   applyEdits(headers, rule.requestHeaders);
   return headers;
