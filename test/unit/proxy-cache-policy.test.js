@@ -22,6 +22,7 @@ test('a header name with anything but letters, digits and "-" (CGI, WSGI, Rack a
   assert.equal(bypassReason(request('GET', { 'content-length': '5' })), 'body');
   assert.equal(bypassReason(request('GET', { 'transfer-encoding': 'chunked' })), 'body');
   assert.equal(bypassReason(request('GET', { 'content-length': '0', 'x-normal-name': '1' })), null);
+  assert.equal(bypassReason(request('GET', { ':method': 'GET', ':path': '/', ':authority': 'x', ':scheme': 'https' })), null, 'HTTP/2 pseudo-headers');
 });
 
 test('a lifetime from s-maxage first, then max-age, then Expires - Date', () => {

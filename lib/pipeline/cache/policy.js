@@ -38,7 +38,9 @@ function bypassReason(req) {
   if (headers.cookie !== undefined) return 'cookie';
   for (const name of UNKEYED_OVERRIDES) if (headers[name] !== undefined) return name;
   // No list of names can hold every spelling an upstream reads as one of them (above).
-  for (const name in headers) if (!PLAIN_HEADER_NAME.test(name)) return 'header name';
+  for (const name in headers) {
+    if (!PLAIN_HEADER_NAME.test(name) && name.charCodeAt(0) !== 0x3a /* ':' HTTP/2's pseudo-headers */) return 'header name';
+  }
   // The key does not hold a body: a GET whose answer depends on one must not be stored by its URL.
   if (requestHasBody(req)) return 'body';
   return null;
