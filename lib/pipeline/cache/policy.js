@@ -21,10 +21,12 @@
 
 const { requestHasBody } = require('../upstream/retry');
 
-const UNKEYED_OVERRIDES = ['x-original-url', 'x-rewrite-url', 'x-forwarded-prefix', 'x-forwarded-scheme',
-  'x-forwarded-server', 'x-host', 'x-http-method-override', 'x-http-method', 'x-method-override',
-  'x-forwarded-port', 'x-forwarded-ssl', 'front-end-https', 'x-original-host', 'x-forwarded-path', 'x-original-uri',
-  'x-forwarded-uri', 'x-rewrite-path', 'x-http-host-override', 'x-original-method', 'x-forwarded-protocol', 'x-url-scheme', 'x-scheme'];
+const UNKEYED_OVERRIDES = [
+  'x-original-url', 'x-original-uri', 'x-forwarded-uri', 'x-rewrite-url', 'x-rewrite-path', 'x-forwarded-prefix',
+  'x-forwarded-path', 'x-host', 'x-original-host', 'x-http-host-override', 'x-forwarded-server', 'x-forwarded-port',
+  'x-forwarded-scheme', 'x-forwarded-protocol', 'x-forwarded-ssl', 'front-end-https', 'x-url-scheme', 'x-scheme',
+  'x-http-method-override', 'x-http-method', 'x-method-override', 'x-original-method',
+];
 // Names of letters, digits and '-' only: any other character ('_', '.') reads as '_' to CGI,
 // WSGI, Rack and PHP, so X.Original.URL is HTTP_X_ORIGINAL_URL there.
 const PLAIN_HEADER_NAME = /^[a-z0-9-]+$/;

@@ -5,8 +5,9 @@
 // (the HTTP one, upstream/http.js) connects, sends and streams.
 //
 // hooks (the cache, cache/index.js): { requestHeaders: headers set for the upstream (a
-// revalidation's If-None-Match; undefined: left out), onResponse(upRes, headers) -> 'handled' (the hook answered the
-// client itself) | tap { data(chunk), end(), abort() } to see the body as it streams | null,
+// revalidation's If-None-Match; undefined: left out), onResponse(upRes, headers) -> 'handled'
+// (the hook answered the client itself) | tap { data(chunk), end(), abort() } to see the body as
+// it streams | null,
 // onFailure(status) -> true when it answered the client instead of the error page,
 // onNoResponse() when the client left before any response }
 
