@@ -36,12 +36,12 @@ function answerFromEntry(req, res, entry, status) {
   const etag = entry.meta.headers.etag;
   const validator = req.headers['if-none-match'];
   if (etag !== undefined && validator !== undefined && validator.split(',').some((tag) => tag.trim() === etag)) {
-    res.writeHead(304, [...storedHeaders(entry), 'age', age, 'x-cache', status]);
+    res.writeHead(304, [...storedHeaders(entry), 'Age', age, 'X-Cache', status]);
     return res.end();
   }
   req.svr.bodyBytes = entry.body.length;
   const length = entry.meta.status === 204 ? [] : ['content-length', String(entry.body.length)];
-  res.writeHead(entry.meta.status, [...storedHeaders(entry), 'age', age, 'x-cache', status, ...length]);
+  res.writeHead(entry.meta.status, [...storedHeaders(entry), 'Age', age, 'X-Cache', status, ...length]);
   return res.end(req.method === 'HEAD' ? undefined : entry.body);
 }
 
