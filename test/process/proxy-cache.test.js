@@ -202,6 +202,25 @@ test('the cache asks the upstream without the client\'s conditions and Range: a 
   assert.notEqual(victim.text, 'pin 1', `the next client gets a current answer (${victim.headers['x-cache']})`);
 });
 
+test('a response longer than its Content-Length is not stored (the bytes past it are an upstream error)', async (t) => {
+  const net = require('node:net');
+  let asked = 0;
+  const upstream = net.createServer((socket) => socket.once('data', () => {
+    asked++;
+    socket.write('HTTP/1.1 200 OK\r\nContent-Length: 10\r\nCache-Control: max-age=60\r\n\r\n0123456789ABCDEFGHIJ');
+  }));
+  await new Promise((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  t.after(() => upstream.close());
+  const server = await startServer({ config: { workers: 1, stateDirectory: 'state', proxy: [{ path: '/', upstreams: [`http://127.0.0.1:${upstream.address().port}`], cache: true }] } });
+  t.after(() => server.stop());
+  const agent = new http.Agent({ keepAlive: false });
+  for (let i = 0; i < 3; i++) {
+    const answer = await request(`${server.url}/long`, { agent }).catch((error) => ({ error }));
+    assert.notEqual(answer.headers && answer.headers['x-cache'], 'HIT', `request ${i + 1} was answered from the cache: ${answer.text}`);
+  }
+  assert.equal(asked, 3, 'every request went to the upstream');
+});
+
 test('proxyCache.setCookie "strip": stored without the cookie, which only the fetching client gets', async (t) => {
   const { get, stored } = await setUp(t, { proxyCache: { setCookie: 'strip' } });
   const first = await get('/set-cookie');

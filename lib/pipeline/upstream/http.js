@@ -134,8 +134,12 @@ function send(req, res, upstream, exchange, onFailure) {
     else upReq.destroy(new Error(`idle for ${timeouts.idle} ms`));
   });
 
+  let tap = null; // the cache's, once a response came: what it keeps must not outlive an error
   upReq.on('error', (error) => {
-    if (responded) return res.destroy(); // mid-body: the client's response is cut
+    if (responded) { // mid-body, or bytes past the response (more than its Content-Length)
+      if (tap) tap.abort();
+      return res.destroy(); // the client's response is cut
+    }
     const reusedReset = upReq.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE');
     const connectFailure = !connected && CONNECT_ERRORS.has(error.code);
     return fail({
@@ -152,7 +156,7 @@ function send(req, res, upstream, exchange, onFailure) {
     clearTimeout(headersTimer);
     upstream.recordSuccess();
     const headers = exchange.responseHeaders(upRes);
-    const tap = exchange.onResponse ? exchange.onResponse(upRes, headers) : null;
+    tap = exchange.onResponse ? exchange.onResponse(upRes, headers) : null;
     if (tap === 'handled') return done();
     try {
       writeHeadFrom(req, res, upRes.statusCode, upRes.statusMessage, headers);
