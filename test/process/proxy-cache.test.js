@@ -221,6 +221,28 @@ test('a response longer than its Content-Length is not stored (the bytes past it
   assert.equal(asked, 3, 'every request went to the upstream');
 });
 
+test('a revalidation\'s 304 followed by stray bytes: answered from the entry, the worker unharmed', async (t) => {
+  const net = require('node:net');
+  let asked = 0;
+  const upstream = net.createServer((socket) => socket.on('data', () => { // a request per read
+    asked++;
+    if (asked === 1) socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nETag: "v1"\r\nCache-Control: max-age=1\r\n\r\nv1');
+    else socket.write('HTTP/1.1 304 Not Modified\r\nETag: "v1"\r\nCache-Control: max-age=1\r\n\r\nSTRAY BYTES');
+  }));
+  await new Promise((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  t.after(() => upstream.close());
+  const server = await startServer({ config: { workers: 1, stateDirectory: 'state', proxy: [{ path: '/', upstreams: [`http://127.0.0.1:${upstream.address().port}`], cache: true }] } });
+  t.after(() => server.stop());
+  const agent = new http.Agent({ keepAlive: false });
+  assert.equal((await request(`${server.url}/r`, { agent })).text, 'v1');
+  // max-age=1: the lifetime ends with the clock, so the test waits for it.
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  const revalidated = await request(`${server.url}/r`, { agent });
+  assert.deepEqual([revalidated.status, revalidated.headers['x-cache'], revalidated.text], [200, 'REVALIDATED', 'v1']);
+  assert.equal((await request(`${server.url}/r`, { agent })).text, 'v1', 'the worker still answers');
+  assert.ok(!server.stderr().some((line) => /uncaught|recycl/i.test(line)), server.stderr().join('\n'));
+});
+
 test('proxyCache.setCookie "strip": stored without the cookie, which only the fetching client gets', async (t) => {
   const { get, stored } = await setUp(t, { proxyCache: { setCookie: 'strip' } });
   const first = await get('/set-cookie');

@@ -36,7 +36,6 @@ const { runCgi } = require('./cgi-runner');
 
 const MAX_LOCAL_REDIRECTS = 10;
 
-// The request headers the cache adds to revalidate a stale entry, as FastCGI params.
 // The cache's request headers (../cache/fetch.js) as params: its validators, and the client's
 // conditions and Range it leaves out (undefined).
 const VALIDATOR_PARAMS = {

@@ -156,8 +156,9 @@ function send(req, res, upstream, exchange, onFailure) {
     clearTimeout(headersTimer);
     upstream.recordSuccess();
     const headers = exchange.responseHeaders(upRes);
-    tap = exchange.onResponse ? exchange.onResponse(upRes, headers) : null;
-    if (tap === 'handled') return done();
+    const answer = exchange.onResponse ? exchange.onResponse(upRes, headers) : null;
+    if (answer === 'handled') return done();
+    tap = answer;
     try {
       writeHeadFrom(req, res, upRes.statusCode, upRes.statusMessage, headers);
     } catch (error) { // a header value Node refuses to send on (HTTP/2 is stricter)
