@@ -21,7 +21,7 @@ test('the minimum configs take their defaults: .php, index.php, the front contro
   assert.deepEqual(errors, []);
   assert.deepEqual(config.fastcgi[0], {
     upstream: 'unix:/run/php/php8.2-fpm.sock', path: '/', extensions: ['.php'], index: ['index.php'], frontController: '/index.php',
-    env: {}, cache: false, maxConnections: 64, timeouts: { connect: 5000, firstByte: 60000, idle: 60000, keepAlive: 200 },
+    env: {}, cache: false, maxConnections: 64, requestBuffering: true, maxBodySize: 209715200, timeouts: { connect: 5000, firstByte: 60000, idle: 60000, keepAlive: 200 },
   });
   assert.equal(config.fastcgi[1].upstream, '127.0.0.1:9000');
   assert.deepEqual(config.cgi[0], { path: '/cgi-bin/', extensions: [], interpreter: null, env: {}, timeout: 60000, maxProcesses: 16 });

@@ -145,12 +145,13 @@ test('a silent FastCGI server: 504 after timeouts.firstByte, and its connection 
   assert.ok(site.stderr().some((line) => /no output within 300 ms; answering 504/.test(line)));
 });
 
-// The body streams to PHP as it arrives (no buffering, docs/php.md): a client that stops sending
-// holds its PHP request, and so a PHP child, until timeouts.firstByte.
-test('a client that stops sending its body: 504 at timeouts.firstByte, the PHP request given up', async (t) => {
+// With requestBuffering false the body streams to PHP as it arrives: a client that stops sending
+// holds its PHP request, and so a PHP child, until timeouts.firstByte (buffered bodies:
+// gateway-request-buffering.test.js).
+test('with requestBuffering false, a client that stops sending its body: 504 at timeouts.firstByte, the PHP request given up', async (t) => {
   const dir = makeTempDir();
   const fcgi = await startFakeFastcgi(dir, (r) => { r.write('Content-Type: text/plain\r\n\r\nran'); r.end(); });
-  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream, timeouts: { firstByte: 300 } }] }, files: { 'x.php': SOURCE } });
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream, requestBuffering: false, timeouts: { firstByte: 300 } }] }, files: { 'x.php': SOURCE } });
   t.after(async () => { await site.stop(); await fcgi.stop(); });
   const answer = await new Promise((resolve) => {
     const socket = net.connect(site.port, '127.0.0.1', () => socket.write('POST /x.php HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789'));
@@ -484,7 +485,7 @@ test('FastCGI stderr cannot pass for svr\'s own log lines: each line prefixed, c
   assert.deepEqual(logged, [`one\\x0d${forged}`, '\\x1b[31mred\\x1b[0m', forged, 'last\\x1b[0m']);
 });
 
-test('a request body streams to the server as it arrives, never gathered first', { timeout: 30000 }, async (t) => {
+test('with requestBuffering false, a request body streams to the server as it arrives, never gathered first', { timeout: 30000 }, async (t) => {
   const HALF = 1024 * 1024;
   const dir = makeTempDir();
   let received = 0;
@@ -494,7 +495,7 @@ test('a request body streams to the server as it arrives, never gathered first',
     r.write(`Content-Type: text/plain\r\n\r\n${r.body.length}`);
     r.end();
   }, { onStdin: (length) => { received += length; if (received >= HALF / 2) halfArrived(); } });
-  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream }] }, files: { 'upload.php': '' } });
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream, requestBuffering: false }] }, files: { 'upload.php': '' } });
   t.after(async () => { await site.stop(); await fcgi.stop(); });
   const answer = new Promise((resolve, reject) => {
     const req = http.request(`${site.url}/upload.php`, { method: 'POST', headers: { 'content-length': 2 * HALF } }, (res) => {

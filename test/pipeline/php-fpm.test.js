@@ -6,10 +6,12 @@ const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
 const http = require('node:http');
+const net = require('node:net');
 const path = require('node:path');
 const { startPipeline } = require('../support/pipeline');
 const { startPhpFpm, readableByAll } = require('../support/php-fpm');
-const { request } = require('../support/helpers');
+const { request, waitUntil } = require('../support/helpers');
+const { openBodyFiles } = require('../support/body-files');
 
 const SCRIPTS = {
   'hello.php': '<?php echo "Hello from PHP ", PHP_VERSION, "\\n"; error_log("a line for the error log");',
@@ -188,4 +190,34 @@ test('over HTTPS and HTTP/2: HTTPS=on, REQUEST_SCHEME=https, :authority as HTTP_
   const teapot = await h2Request(tls.httpsUrl, '/status.php');
   assert.equal(teapot.status, 418);
   assert.deepEqual(teapot.headers['set-cookie'], ['first=1', 'second=2']);
+});
+
+// The body is read whole before svr takes a connection (requestBuffering): a client uploading
+// slowly holds no PHP child. With one child, a request beside an unfinished upload is answered
+// while the upload still waits; without buffering it would wait for the upload's firstByte.
+test('a PHP-FPM with one child answers others while a client uploads slowly', async (t) => {
+  if (skip()) return t.skip(skip());
+  const one = await startPhpFpm({ maxChildren: 1 });
+  const oneSite = await startPipeline({ config: { fastcgi: [{ upstream: one.upstream, timeouts: { firstByte: 10000 } }] }, files: SCRIPTS });
+  t.after(async () => { await oneSite.stop(); await one.stop(); });
+  readableByAll(oneSite.dir, oneSite.root);
+  const slow = net.connect(oneSite.port, '127.0.0.1');
+  slow.setEncoding('latin1');
+  let answer = '';
+  slow.on('data', (chunk) => { answer += chunk; });
+  slow.on('error', () => {});
+  const closed = new Promise((resolve) => slow.on('close', resolve));
+  t.after(() => slow.destroy());
+  const half = `x=${'a'.repeat(49998)}`;
+  slow.write(`POST /vars.php HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${2 * half.length}\r\n\r\n${half}`);
+  assert.ok(await waitUntil(() => openBodyFiles().length === 1, 5000), 'svr is reading the upload into a file');
+  const res = await request(`${oneSite.url}/hello.php`);
+  assert.equal(res.status, 200);
+  assert.match(res.text, /^Hello from PHP/);
+  assert.equal(answer, '', 'the upload is still waiting for the rest of its body');
+  slow.write('a'.repeat(half.length));
+  await closed;
+  assert.match(answer, /^HTTP\/1\.1 200 /);
+  const body = answer.slice(answer.indexOf('\r\n\r\n') + 4).replace(/\r\n[0-9a-f]+\r\n/g, ''); // unchunked
+  assert.equal(JSON.parse(body.slice(body.indexOf('{'), body.lastIndexOf('}') + 1)).post.x.length, 2 * half.length - 2);
 });

@@ -13,7 +13,8 @@
 //
 // Parts: rules.js (the rules, compiled once), script-path.js (URL path -> script, PATH_INFO),
 // environment.js (RFC 3875 variables), cgi-response.js (the script's header block and body),
-// fastcgi/ (records, pooled connections, one request), cgi-runner.js (processes). A caching
+// request-body.js (a body read whole before PHP-FPM is asked), fastcgi/ (records, pooled
+// connections, one request), cgi-runner.js (processes). A caching
 // fastcgi rule goes through the pipeline's response cache (../cache/), which calls runFastcgi
 // with its hooks for what it cannot answer itself.
 //
@@ -71,6 +72,7 @@ function createGatewayStage(site, { cache = null, accessRules = null } = {}) {
     // without content-length) would reach them empty. Streaming forbids counting it first.
     if (req.headers['content-length'] === undefined && requestHasBody(req)) return site.sendError(req, res, 411);
     if (rule.kind === 'fastcgi') {
+      if (Number(req.headers['content-length']) > rule.maxBodySize) return refuseLargeBody(req, res, rule);
       if (rule.cache && cache !== null) {
         const ctx = { isTrusted, sendError: site.sendError, found, next, redirects };
         return req.method === 'PURGE' ? cache.purge(req, res, rule, ctx) : cache.handle(req, res, rule, ctx, runFastcgi);
@@ -105,7 +107,17 @@ function createGatewayStage(site, { cache = null, accessRules = null } = {}) {
     const response = gatewayResponse(req, res, rule, next, redirects, hooks);
     let params = buildEnvironment(req, site, found, rule.env, isTrusted(req.socket.remoteAddress));
     if (hooks && hooks.requestHeaders) params = withValidators(params, hooks.requestHeaders);
-    return fastcgiRequest(req, res, { pool: rule.pool, params, timeouts: rule.timeouts, response, log, label: rule.label });
+    return fastcgiRequest(req, res, {
+      pool: rule.pool, params, timeouts: rule.timeouts, response, log, label: rule.label, bufferBody: rule.requestBuffering,
+    });
+  }
+
+  // Before any of the body is read: the client is told to stop (the connection closes after the
+  // answer) rather than made to send what would be dropped.
+  function refuseLargeBody(req, res, rule) {
+    log.warn(`fastcgi ${rule.label}: ${req.method} ${req.url}: a body of ${req.headers['content-length']} bytes, over maxBodySize (${rule.maxBodySize}); answering 413`);
+    if (req.httpVersionMajor === 1) res.setHeader('Connection', 'close');
+    return site.sendError(req, res, 413);
   }
 
   // RFC 3875 6.2.2: `Location: /path` alone is answered as if /path had been asked for, with GET

@@ -4,7 +4,8 @@
 //
 //   compileGatewayRules(config) -> { rules, errors }   errors name the key path.
 //   rule: { kind: 'fastcgi' | 'cgi', at, label, prefix, matchesHost, extensions, index,
-//           frontController, wholeDirectory, env, ... }; a fastcgi rule also has `cache`
+//           frontController, wholeDirectory, env, ... }; a fastcgi rule also has `cache`,
+//           `requestBuffering` and `maxBodySize`
 
 const { compileHostPattern } = require('../../http/host');
 const { ConnectionPool } = require('./fastcgi/pool');
@@ -42,6 +43,8 @@ function compileFastcgi(entry, at, errors) {
     wholeDirectory: false,
     env: entry.env,
     cache: entry.cache === true,
+    requestBuffering: entry.requestBuffering !== false,
+    maxBodySize: entry.maxBodySize,
     timeouts,
     pool: new ConnectionPool(address, { maxConnections: entry.maxConnections, connectMs: timeouts.connect, keepAliveMs: timeouts.keepAlive }),
   };

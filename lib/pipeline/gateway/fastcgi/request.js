@@ -1,12 +1,15 @@
 'use strict';
 // One request through a FastCGI server (role RESPONDER), streamed both ways.
 //
-//   fastcgiRequest(req, res, { pool, params, timeouts, response, log, label })
+//   fastcgiRequest(req, res, { pool, params, timeouts, response, log, label, bufferBody })
 //     params: [[name, value]] (environment.js); response: a CgiResponse (../cgi-response.js),
 //     whose fail(status, reason) answers when the request cannot go on.
 //
-// - The request body goes out as FCGI_STDIN records as it arrives; while the socket's buffer is
-//   full the request is paused, so a large upload holds a socket buffer, not the upload.
+// - bufferBody (a rule's requestBuffering): the request body is read whole (../request-body.js)
+//   before a connection is taken, so a PHP-FPM child never waits for a slow upload. Without it
+//   the body goes out as FCGI_STDIN records as it arrives.
+// - Either way, while the socket's buffer is full the body's source is paused, so a large upload
+//   holds a socket buffer, not the upload.
 // - FCGI_STDOUT goes into the CgiResponse as it arrives; while the client's buffer is full the
 //   upstream socket is paused (and PHP-FPM blocks in its write), so a large response holds a
 //   socket buffer, not the response.
@@ -22,14 +25,18 @@
 const { TYPE, PROTOCOL_STATUS, beginRequest, paramsRecords, streamRecords } = require('./records');
 const { requestHasBody } = require('../../upstream');
 const { StderrLines } = require('../stderr-lines');
+const { bufferRequestBody } = require('../request-body');
 
 const REQUEST_ID = 1; // one request per connection at a time (PHP-FPM does not multiplex)
 const MAX_STDERR_BYTES = 65536;
 
-function fastcgiRequest(req, res, { pool, params, timeouts, response, log, label }) {
+function fastcgiRequest(req, res, { pool, params, timeouts, response, log, label, bufferBody = false }) {
   const hasBody = requestHasBody(req);
   let connection = null;
   let cancelWait = null;
+  let cancelBuffering = null;
+  let buffered = null; // the body read whole (bufferBody)
+  let source = req; // where the body's bytes come from
   let finished = false;
   let bodySent = !hasBody;
   let output = false; // a byte of FCGI_STDOUT arrived
@@ -59,6 +66,8 @@ function fastcgiRequest(req, res, { pool, params, timeouts, response, log, label
     res.removeListener('close', onClientClose);
     clearTimeout(firstByteTimer);
     if (cancelWait) cancelWait();
+    if (cancelBuffering) cancelBuffering();
+    if (buffered !== null) buffered.dispose();
     stderr.flush();
     if (connection === null) return;
     const c = connection;
@@ -99,7 +108,7 @@ function fastcgiRequest(req, res, { pool, params, timeouts, response, log, label
       if (protocolStatus !== 0) return stop(503, `the FastCGI server refused the request (${PROTOCOL_STATUS[protocolStatus] || protocolStatus})`);
       // A server that answered before reading the whole body cannot take the next request.
       finish(bodySent && pool.keepAliveMs > 0);
-      if (!bodySent) req.resume();
+      if (!bodySent && source === req) req.resume(); // the rest of the body is read and dropped
       response.end();
     },
     timeout() {
@@ -119,7 +128,7 @@ function fastcgiRequest(req, res, { pool, params, timeouts, response, log, label
   };
 
   function onSocketDrain() {
-    req.resume();
+    source.resume();
   }
 
   function send(c) {
@@ -142,16 +151,28 @@ function fastcgiRequest(req, res, { pool, params, timeouts, response, log, label
   }
 
   function streamBody() {
-    req.on('data', (chunk) => {
+    if (buffered !== null) source = buffered.open();
+    source.on('data', (chunk) => {
       if (finished || connection === null) return;
-      if (chunk.length && !writeStdin(chunk)) req.pause();
+      if (chunk.length && !writeStdin(chunk)) source.pause();
     });
-    req.on('end', () => {
+    source.on('end', () => {
       if (finished || connection === null) return;
       writeStdin(Buffer.alloc(0));
       bodySent = true;
     });
-    req.on('error', () => stop(400, 'the request body broke off'));
+    if (source === req) source.on('error', () => stop(400, 'the request body broke off'));
+    else source.on('close', () => { if (!bodySent) stop(500, 'the buffered request body could not be read'); });
+  }
+
+  function readBodyFirst() {
+    cancelBuffering = bufferRequestBody(req, {}, (error, body) => {
+      cancelBuffering = null;
+      if (finished) return body && body.dispose();
+      if (error) return stop(error.status, error.message);
+      buffered = body;
+      acquire();
+    });
   }
 
   function acquire() {
@@ -164,7 +185,8 @@ function fastcgiRequest(req, res, { pool, params, timeouts, response, log, label
   }
 
   res.once('close', onClientClose);
-  acquire();
+  if (hasBody && bufferBody) readBodyFirst();
+  else acquire();
 }
 
 module.exports = { fastcgiRequest };

@@ -1,0 +1,173 @@
+'use strict';
+// A request body read whole before the gateway takes a FastCGI connection (a rule's
+// `requestBuffering`): a PHP-FPM child then waits for no client's upload, however slow.
+//
+//   bufferRequestBody(req, { tempDir }, done) -> cancel()
+//     done(error, body) once the body has arrived whole; error.status: 400 (the client stopped
+//     sending), 500 (the temporary file could not be written)
+//     body.length; body.open() -> a Readable of its bytes (once); body.dispose() frees it
+//   cancel(): stop reading and free what was kept (the client went away)
+//
+// Up to MEMORY_BYTES stay in memory (most form posts). A larger body goes to a file of its own in
+// tempDir (os.tmpdir() unless given), created with O_EXCL and mode 0600 and unlinked at once:
+// only the open descriptor holds it, so no file is left behind, whatever ends the worker.
+
+const fs = require('node:fs');
+const path = require('node:path');
+const os = require('node:os');
+const crypto = require('node:crypto');
+const { Readable } = require('node:stream');
+
+const MEMORY_BYTES = 16 * 1024; // as nginx's client_body_buffer_size on 64-bit systems
+const READ_BYTES = 64 * 1024;
+const WRITE_BYTES = 64 * 1024; // waiting for the file before the client is paused
+
+class BodyError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+async function openUnlinkedFile(tempDir) {
+  const filename = path.join(tempDir, `svr-body-${crypto.randomBytes(12).toString('hex')}`);
+  const handle = await fs.promises.open(filename, 'wx+', 0o600);
+  try {
+    await fs.promises.unlink(filename);
+  } catch (error) {
+    await handle.close().catch(() => {});
+    throw error;
+  }
+  return handle;
+}
+
+async function writeWhole(handle, bytes) {
+  let at = 0;
+  while (at < bytes.length) {
+    const { bytesWritten } = await handle.write(bytes, at, bytes.length - at);
+    at += bytesWritten;
+  }
+}
+
+class BufferedBody {
+  constructor(chunks, handle, length) {
+    this.length = length;
+    this.chunks = chunks;
+    this.handle = handle;
+    this.reader = null;
+  }
+
+  open() {
+    if (this.handle === null) return Readable.from(this.chunks);
+    // The stream owns the handle from here: destroying it closes the handle once no read is
+    // in flight (a descriptor closed under a pending read could be reused by another file).
+    this.reader = fs.createReadStream(null, { fd: this.handle, start: 0, highWaterMark: READ_BYTES });
+    this.reader.on('error', () => {}); // the gateway learns of it from 'close' without 'end'
+    return this.reader;
+  }
+
+  dispose() {
+    this.chunks = [];
+    if (this.reader !== null) this.reader.destroy();
+    else if (this.handle !== null) this.handle.close().catch(() => {});
+    this.handle = null;
+    this.reader = null;
+  }
+}
+
+function bufferRequestBody(req, { tempDir } = {}, done) {
+  let kept = []; // in memory, or waiting for the file
+  let keptBytes = 0;
+  let length = 0;
+  let tail = null; // the file operations, in order, once the body outgrew memory
+  let handle = null; // the file they write
+  let writeQueued = false;
+  let settled = false;
+
+  // done() runs outside the promise chain, so that what it throws is not taken for a file error.
+  function answer(error, body) {
+    queueMicrotask(() => done(error, body));
+  }
+
+  function stopReading() {
+    settled = true;
+    req.removeListener('data', onData);
+    req.removeListener('end', onEnd);
+    req.removeListener('error', onError);
+  }
+
+  // The file is closed once the operations in flight are over, unless a body took it.
+  function releaseFile() {
+    kept = [];
+    const close = () => {
+      if (handle !== null) handle.close().catch(() => {});
+      handle = null;
+    };
+    if (tail === null) close();
+    else tail.then(close, close);
+  }
+
+  function fail(error) {
+    if (settled) return;
+    stopReading();
+    releaseFile();
+    answer(error);
+  }
+
+  function queue(operation) {
+    tail = (tail || Promise.resolve()).then(() => (settled ? undefined : operation()));
+    tail.catch((error) => fail(new BodyError(500, `the request body could not be kept in a temporary file: ${error.code || error.message}`)));
+  }
+
+  // What arrived while the last write was in flight goes out in one write; the client is paused
+  // only while WRITE_BYTES wait.
+  async function writeKept() {
+    writeQueued = false;
+    if (handle === null) handle = await openUnlinkedFile(tempDir ?? os.tmpdir());
+    const bytes = kept.length === 1 ? kept[0] : Buffer.concat(kept);
+    kept = [];
+    keptBytes = 0;
+    await writeWhole(handle, bytes);
+    if (!settled) req.resume();
+  }
+
+  function onData(chunk) {
+    length += chunk.length;
+    kept.push(chunk);
+    keptBytes += chunk.length;
+    if (tail === null && length <= MEMORY_BYTES) return;
+    if (keptBytes >= WRITE_BYTES) req.pause();
+    if (!writeQueued) {
+      writeQueued = true;
+      queue(writeKept);
+    }
+  }
+
+  function onEnd() {
+    if (tail === null) {
+      stopReading();
+      return answer(null, new BufferedBody(kept, null, length));
+    }
+    queue(() => {
+      const file = handle;
+      handle = null; // the body owns it now
+      stopReading();
+      answer(null, new BufferedBody([], file, length));
+    });
+  }
+
+  function onError() {
+    fail(new BodyError(400, 'the request body broke off'));
+  }
+
+  req.on('data', onData);
+  req.on('end', onEnd);
+  req.on('error', onError);
+  return function cancel() {
+    if (settled) return;
+    stopReading();
+    releaseFile();
+  };
+}
+
+module.exports = { bufferRequestBody, MEMORY_BYTES };

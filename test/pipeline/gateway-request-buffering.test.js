@@ -1,0 +1,161 @@
+'use strict';
+// FastCGI request bodies are read whole before a connection to the FastCGI server is taken (a
+// rule's requestBuffering, on by default), so a slow upload holds no PHP-FPM child: up to 16 KiB
+// in memory, larger bodies in an unlinked file in the temporary directory; maxBodySize refuses a
+// body before any of it is read. Against test/support/fake-fastcgi.js, which reports what it got;
+// test/pipeline/php-fpm.test.js has the same against a real PHP-FPM with one child.
+
+const { test } = require('node:test');
+const assert = require('node:assert/strict');
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const net = require('node:net');
+const path = require('node:path');
+const { startPipeline } = require('../support/pipeline');
+const { startFakeFastcgi } = require('../support/fake-fastcgi');
+const { makeTempDir, request, waitUntil } = require('../support/helpers');
+const { openBodyFiles } = require('../support/body-files');
+
+const sha256 = (bytes) => crypto.createHash('sha256').update(bytes).digest('hex');
+
+// A FastCGI server answering with the body's length and checksum; `seen` is called with what was
+// true while the request was at the server (before its answer).
+async function checksumServer(t, dir, { serial = false, seen = () => {} } = {}) {
+  const fcgi = await startFakeFastcgi(dir, (r) => {
+    seen(r);
+    r.write(`Content-Type: text/plain\r\n\r\n${r.body.length} ${sha256(r.body)}`);
+    r.end();
+  }, { serial });
+  t.after(() => fcgi.stop());
+  return fcgi;
+}
+
+async function site(t, fcgi, rule = {}, extra = {}) {
+  const s = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream, ...rule }], ...extra }, files: { 'up.php': '', 'hello.php': '' } });
+  t.after(() => s.stop());
+  return s;
+}
+
+// os.tmpdir() reads TMPDIR each time: svr's body files go to `dir` for this test.
+function useTmpdir(t, dir) {
+  const previous = process.env.TMPDIR;
+  process.env.TMPDIR = dir;
+  t.after(() => { if (previous === undefined) delete process.env.TMPDIR; else process.env.TMPDIR = previous; });
+}
+
+// Sends the head and `sent` bytes of a body of `declared` bytes, then waits; resolves the
+// connection and a promise of everything it receives until it closes.
+function partialUpload(port, declared, sent, pathname = '/up.php') {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1', () => {
+      socket.write(`POST ${pathname} HTTP/1.1\r\nHost: x\r\nContent-Length: ${declared}\r\n\r\n`);
+      socket.write(Buffer.alloc(sent, 'a'), () => resolve({ socket, received: () => text, closed }));
+    });
+    let text = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk) => { text += chunk; });
+    socket.on('error', () => {});
+    const closed = new Promise((done) => socket.on('close', () => done(text)));
+  });
+}
+
+// Resolves once nothing waits in the client's own buffer: every byte is on its way to svr.
+function sentWhole(socket) {
+  return waitUntil(() => socket.writableLength === 0, 5000);
+}
+
+test('a client that stops sending its body holds no FastCGI connection; others are served; 504 at firstByte', async (t) => {
+  const dir = makeTempDir();
+  const fcgi = await checksumServer(t, dir, { serial: true }); // one PHP child
+  const s = await site(t, fcgi, { timeouts: { firstByte: 2000 } });
+  const slow = await partialUpload(s.port, 100000, 50000);
+  assert.ok(await waitUntil(() => openBodyFiles().length === 1, 5000), 'svr is reading the slow upload into a file');
+  const other = await request(`${s.url}/hello.php`);
+  assert.equal(other.status, 200, 'the one child was free for another request');
+  assert.equal(slow.received(), '', 'the slow upload is still waiting');
+  assert.equal(fcgi.requests.length, 1, 'only the other request reached the FastCGI server');
+  const answer = await slow.closed;
+  assert.match(answer, /^HTTP\/1\.1 504 /);
+  assert.equal(fcgi.accepted(), 1, 'the slow upload never took a connection');
+});
+
+test('a body over 16 KiB goes to an unlinked file in TMPDIR as it arrives; every byte reaches the script; the file is closed after', async (t) => {
+  const dir = makeTempDir();
+  const fcgi = await checksumServer(t, dir);
+  const s = await site(t, fcgi);
+  const tmp = makeTempDir();
+  useTmpdir(t, tmp);
+  for (const size of [16 * 1024, 16 * 1024 + 1, 3 * 1024 * 1024 + 7]) {
+    const body = crypto.randomBytes(size);
+    const res = await request(`${s.url}/up.php`, { method: 'POST', headers: { 'content-length': size }, body });
+    assert.equal(res.text, `${size} ${sha256(body)}`, `${size} bytes`);
+  }
+  const upload = await partialUpload(s.port, 1024 * 1024, 512 * 1024);
+  await sentWhole(upload.socket);
+  assert.ok(await waitUntil(() => openBodyFiles().length === 1, 5000), 'a body file is open while the body arrives');
+  const [file] = openBodyFiles();
+  assert.ok(file.startsWith(path.join(tmp, 'svr-body-')) && file.endsWith(' (deleted)'), file);
+  assert.deepEqual(fs.readdirSync(tmp), [], 'unlinked at once');
+  upload.socket.write(Buffer.alloc(512 * 1024, 'a'));
+  const expected = `${1024 * 1024} ${sha256(Buffer.alloc(1024 * 1024, 'a'))}`;
+  assert.ok(await waitUntil(() => upload.received().includes(expected), 5000), upload.received());
+  upload.socket.destroy();
+  assert.ok(await waitUntil(() => openBodyFiles().length === 0, 5000), 'the file is closed after the answer');
+  assert.deepEqual(fs.readdirSync(tmp), []);
+});
+
+test('a client that goes away mid-upload: its file is closed and nothing reaches the script', async (t) => {
+  const dir = makeTempDir();
+  const fcgi = await checksumServer(t, dir);
+  const s = await site(t, fcgi);
+  const slow = await partialUpload(s.port, 1024 * 1024, 512 * 1024);
+  await sentWhole(slow.socket);
+  assert.ok(await waitUntil(() => openBodyFiles().length === 1, 5000), 'the body is being kept in a file');
+  slow.socket.destroy();
+  assert.ok(await waitUntil(() => openBodyFiles().length === 0, 5000), 'the file is closed');
+  assert.equal(fcgi.accepted(), 0);
+});
+
+test('maxBodySize: a body of exactly the limit runs; one byte more is 413 before any of it is read, the connection closed', async (t) => {
+  const dir = makeTempDir();
+  const fcgi = await checksumServer(t, dir);
+  for (const requestBuffering of [true, false]) {
+    const s = await site(t, fcgi, { maxBodySize: 100, requestBuffering });
+    const atLimit = await request(`${s.url}/up.php`, { method: 'POST', headers: { 'content-length': 100 }, body: Buffer.alloc(100, 'x') });
+    assert.equal(atLimit.status, 200);
+    assert.equal(atLimit.text, `100 ${sha256(Buffer.alloc(100, 'x'))}`);
+    const before = fcgi.requests.length;
+    // The head alone: svr answers without waiting for the body.
+    const over = await partialUpload(s.port, 101, 0);
+    const answer = await over.closed;
+    assert.match(answer, /^HTTP\/1\.1 413 /, `requestBuffering ${requestBuffering}`);
+    assert.match(answer, /\r\nConnection: close\r\n/i);
+    assert.equal(fcgi.requests.length, before, 'no script ran');
+    assert.ok(s.stderr().some((line) => /POST \/up\.php: a body of 101 bytes, over maxBodySize \(100\); answering 413/.test(line)), s.stderr().join('\n'));
+  }
+});
+
+test('a temporary directory that cannot be written: 16 KiB bodies (memory) go on; one byte more is 500, the reason in the log', async (t) => {
+  const dir = makeTempDir();
+  const fcgi = await checksumServer(t, dir);
+  const s = await site(t, fcgi);
+  useTmpdir(t, path.join(dir, 'missing'));
+  const small = await request(`${s.url}/up.php`, { method: 'POST', headers: { 'content-length': 16384 }, body: Buffer.alloc(16384, 'y') });
+  assert.equal(small.status, 200);
+  const large = await request(`${s.url}/up.php`, { method: 'POST', headers: { 'content-length': 16385 }, body: Buffer.alloc(16385, 'y') });
+  assert.equal(large.status, 500);
+  assert.ok(s.stderr().some((line) => /the request body could not be kept in a temporary file: ENOENT; answering 500/.test(line)), s.stderr().join('\n'));
+  assert.equal(fcgi.requests.length, 1);
+});
+
+test('over HTTP/2 a buffered body of 1 MiB arrives whole', async (t) => {
+  const { startTlsPipeline, h2Request } = require('../support/tls-helpers');
+  const dir = makeTempDir();
+  const fcgi = await checksumServer(t, dir);
+  const tls = await startTlsPipeline({ config: { enableHTTP2: true, fastcgi: [{ upstream: fcgi.upstream }] }, files: { 'up.php': '' } });
+  t.after(() => tls.stop());
+  const body = crypto.randomBytes(1024 * 1024);
+  const res = await h2Request(tls.httpsUrl, '/up.php', { method: 'POST', headers: { 'content-length': String(body.length) }, body });
+  assert.equal(res.alpn, 'h2');
+  assert.equal(res.text, `${body.length} ${sha256(body)}`);
+});
