@@ -78,6 +78,34 @@ test('/uploads/avatar.jpg/x.php never runs avatar.jpg (the cgi.fix_pathinfo hole
   assert.equal(info.text, `ran ${path.join(on.site.root, 'uploads/ok.php')} info=[/a/b]`);
 });
 
+// A path runs a script only where a segment ending in .php is a file (a .php folder is a folder).
+test('a directory named like a script is a directory: its files are served, its scripts run', async (t) => {
+  const files = {
+    'vendor/lib.php/readme.txt': 'readme', 'assets.php/style.css': 'css', 'assets.php/run.php': SOURCE,
+    'site.php/index.php': SOURCE, 'index.php': SOURCE,
+  };
+  const { site, fcgi } = await withSite(t, {}, files);
+  assert.equal((await request(`${site.url}/vendor/lib.php/readme.txt`)).text, 'readme');
+  assert.equal((await request(`${site.url}/assets.php/style.css`)).text, 'css');
+  assert.equal((await request(`${site.url}/assets.php/run.php/a`)).text, `ran ${path.join(site.root, 'assets.php/run.php')} info=[/a]`);
+  assert.equal((await request(`${site.url}/site.php/`)).text, `ran ${path.join(site.root, 'site.php/index.php')} info=[]`, 'its index.php');
+  for (const url of ['/assets.php/missing.css', '/assets.php/missing.php']) {
+    assert.equal((await request(site.url + url)).text, `ran ${path.join(site.root, 'index.php')} info=[]`, `${url}: the front controller, as for any path that names nothing`);
+  }
+  const bare = await request(`${site.url}/assets.php`);
+  assert.equal(bare.status, 404, 'the directory without its slash ends in .php: no script, and no redirect to the slash');
+  assert.ok(!bare.text.includes('SECRET SOURCE'));
+  assert.deepEqual(ranScripts(fcgi), ['assets.php/run.php', 'site.php/index.php', 'index.php', 'index.php'].map((name) => path.join(site.root, name)));
+  // Without a front controller: the same files, and 404 for what is not there.
+  const off = await withSite(t, { frontController: null }, { ...files, '.hidden.php/x.txt': 'hidden' });
+  assert.equal((await request(`${off.site.url}/assets.php/style.css`)).text, 'css');
+  for (const url of ['/assets.php/missing.css', '/assets.php/missing.php', '/.hidden.php/x.txt']) {
+    const res = await request(off.site.url + url);
+    assert.equal(res.status, 404, url);
+  }
+  assert.deepEqual(ranScripts(off.fcgi), []);
+});
+
 test('nothing outside the web root runs: .., encoded .., symbolic links out of it', async (t) => {
   const { site, fcgi } = await withSite(t, { frontController: null }, { 'in.php': SOURCE, '../outside.php': SOURCE, '../outdir/x.php': SOURCE });
   fs.symlinkSync(path.join(site.dir, 'outside.php'), path.join(site.root, 'link.php'));
