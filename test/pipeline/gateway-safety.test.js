@@ -512,6 +512,22 @@ test('FastCGI stderr cannot pass for svr\'s own log lines: each line prefixed, c
   assert.deepEqual(logged, [`one\\x0d${forged}`, '\\x1b[31mred\\x1b[0m', forged, 'last\\x1b[0m']);
 });
 
+test('FastCGI stderr: a character split between two records reaches the log whole', async (t) => {
+  const dir = makeTempDir();
+  const message = Buffer.from('PHP message: café € 😀\n');
+  const cut = message.indexOf(0xc3) + 1; // after the first byte of "é"
+  const fcgi = await startFakeFastcgi(dir, (r) => {
+    r.stderr(message.subarray(0, cut));
+    r.stderr(message.subarray(cut));
+    r.write('Content-Type: text/plain\r\n\r\nok');
+    r.end();
+  });
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream }] }, files: { 'log.php': '' } });
+  t.after(async () => { await site.stop(); await fcgi.stop(); });
+  assert.equal((await request(`${site.url}/log.php`)).text, 'ok');
+  await site.waitForLog(/^error fastcgi unix:\S+: \/log\.php: PHP message: café € 😀$/);
+});
+
 test('a request body streams to the server as it arrives, never gathered first', { timeout: 30000 }, async (t) => {
   const HALF = 1024 * 1024;
   const dir = makeTempDir();
