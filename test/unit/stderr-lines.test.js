@@ -56,3 +56,12 @@ test('bytes that are not UTF-8, or a character the script left unfinished, are U
   lines.flush();
   assert.deepEqual(out, ['a\ufffdb\ufffd', 'c\ufffd']);
 });
+
+test('a push that crosses maxBytes is cut at it', () => {
+  const out = [];
+  const lines = new StderrLines((line) => out.push(line), 10);
+  lines.push(Buffer.from('abcdefgh\n')); // 9 bytes
+  lines.push(Buffer.from('0123456789\n')); // 1 byte left
+  lines.flush();
+  assert.deepEqual(out, ['abcdefgh', '0']);
+});

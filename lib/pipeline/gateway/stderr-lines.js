@@ -41,8 +41,9 @@ class StderrLines {
 
   push(bytes) {
     if (this.left <= 0) return;
-    this.left -= bytes.length;
-    this.text += this.decoder.write(bytes);
+    const taken = bytes.length > this.left ? bytes.subarray(0, this.left) : bytes;
+    this.left -= taken.length;
+    this.text += this.decoder.write(taken);
     this.writeCompleteLines();
   }
 
@@ -55,7 +56,7 @@ class StderrLines {
     }
   }
 
-  // A character the script left unfinished ends as U+FFFD.
+  // A character left unfinished (by the script, or by the cut at maxBytes) ends as U+FFFD.
   flush() {
     this.text += this.decoder.end();
     if (this.text) this.write(printable(this.text));
