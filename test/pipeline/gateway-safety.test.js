@@ -490,6 +490,35 @@ test('every 502 says why in the log', async (t) => {
   await site.waitForLog(/warn fastcgi unix:.*: GET \/x\.php: an invalid Status: "abc"; answering 502/);
 });
 
+test('a FastCGI record for another request id: 502 before the output, the response cut after it', async (t) => {
+  const dir = makeTempDir();
+  const fcgi = await startFakeFastcgi(dir, (r) => {
+    const other = r.id + 1;
+    const name = r.params.SCRIPT_NAME;
+    if (name === '/before.php') r.record(6, other, 'Content-Type: text/plain\r\n\r\nnot yours');
+    if (name === '/stderr.php') r.record(7, other, 'not yours\n');
+    if (name === '/management.php') r.record(11, 0, Buffer.from([200, 0, 0, 0, 0, 0, 0, 0])); // FCGI_UNKNOWN_TYPE
+    r.write('Content-Type: text/plain\r\n\r\nmine');
+    if (name === '/after.php') r.record(6, other, ' not yours');
+    r.end();
+  });
+  // Connections kept a minute: one that closes was closed for its records.
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream, timeouts: { keepAlive: 60000 } }] }, files: { 'before.php': '', 'stderr.php': '', 'after.php': '', 'management.php': '' } });
+  t.after(async () => { await site.stop(); await fcgi.stop(); });
+  for (const name of ['before', 'stderr']) {
+    const res = await request(`${site.url}/${name}.php`);
+    assert.equal(res.status, 502, name);
+    assert.ok(!res.text.includes('not yours'), name);
+    await site.waitForLog(new RegExp(`warn fastcgi unix:.*: GET /${name}\\.php: a FastCGI record for request id 2, not 1; answering 502`));
+    assert.ok(await waitUntil(() => fcgi.open() === 0, 5000), `${name}: the connection is closed`);
+  }
+  await assert.rejects(request(`${site.url}/after.php`), /aborted|socket hang up|ECONNRESET/, 'after the output started');
+  assert.ok(await waitUntil(() => fcgi.open() === 0, 5000), 'after: the connection is closed');
+  assert.equal((await request(`${site.url}/management.php`)).text, 'mine', 'a management record (id 0) is passed over');
+  assert.equal(fcgi.open(), 1, 'and its connection kept');
+  assert.ok(!site.stderr().some((line) => line.includes('not yours')), 'nothing of another request reached the log');
+});
+
 test('FastCGI stderr cannot pass for svr\'s own log lines: each line prefixed, control characters escaped', async (t) => {
   const forged = '2026-01-01T00:00:00.000Z error worker 1: forged';
   const dir = makeTempDir();
