@@ -8,6 +8,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const http = require('node:http');
 const path = require('node:path');
+const { execFileSync } = require('node:child_process');
 const { startPipeline } = require('../support/pipeline');
 const { request, waitUntil, isAlive, ensureDebianPackage, makeTempDir } = require('../support/helpers');
 
@@ -91,6 +92,29 @@ test('shell and Perl scripts in /cgi-bin/: GET, POST, Status: 404, headers, stde
     assert.equal(res.status, 404, url);
     assert.ok(!res.text.includes('#!/bin/sh'), url);
   }
+});
+
+test('a character split between two reads of the script\'s stderr reaches the log whole', async (t) => {
+  const dir = makeTempDir();
+  const fifo = path.join(dir, 'go');
+  execFileSync('mkfifo', [fifo]);
+  // "é" is \303\251: the first byte goes out with a line svr logs, the second only once the test
+  // has seen that line, so the two are read apart.
+  const script = `#!/bin/sh
+printf 'ready\\n\\303' >&2
+read go < '${fifo}'
+printf '\\251 end\\n' >&2
+printf 'Content-Type: text/plain\\r\\n\\r\\nok'
+`;
+  const site = await startPipeline({ config: { cgi: [{ path: '/cgi-bin/', timeout: 10000 }] }, files: { 'cgi-bin/split.sh': script } });
+  t.after(() => site.stop());
+  executable(site, ['cgi-bin/split.sh']);
+  const answer = request(`${site.url}/cgi-bin/split.sh`);
+  await site.waitForLog(/error cgi \/cgi-bin\/: \/cgi-bin\/split\.sh: ready$/);
+  await fs.promises.writeFile(fifo, 'go\n');
+  assert.equal((await answer).text, 'ok');
+  await site.waitForLog(/: \/cgi-bin\/split\.sh: (?!ready)/);
+  assert.deepEqual(site.stderr().filter((line) => line.includes('split.sh: ')).map((line) => line.replace(/^.*split\.sh: /, '')), ['ready', '\u00e9 end']);
 });
 
 test('scripts by extension through an interpreter, with a local redirect', async (t) => {

@@ -78,6 +78,34 @@ test('/uploads/avatar.jpg/x.php never runs avatar.jpg (the cgi.fix_pathinfo hole
   assert.equal(info.text, `ran ${path.join(on.site.root, 'uploads/ok.php')} info=[/a/b]`);
 });
 
+// A path runs a script only where a segment ending in .php is a file (a .php folder is a folder).
+test('a directory named like a script is a directory: its files are served, its scripts run', async (t) => {
+  const files = {
+    'vendor/lib.php/readme.txt': 'readme', 'assets.php/style.css': 'css', 'assets.php/run.php': SOURCE,
+    'site.php/index.php': SOURCE, 'index.php': SOURCE,
+  };
+  const { site, fcgi } = await withSite(t, {}, files);
+  assert.equal((await request(`${site.url}/vendor/lib.php/readme.txt`)).text, 'readme');
+  assert.equal((await request(`${site.url}/assets.php/style.css`)).text, 'css');
+  assert.equal((await request(`${site.url}/assets.php/run.php/a`)).text, `ran ${path.join(site.root, 'assets.php/run.php')} info=[/a]`);
+  assert.equal((await request(`${site.url}/site.php/`)).text, `ran ${path.join(site.root, 'site.php/index.php')} info=[]`, 'its index.php');
+  for (const url of ['/assets.php/missing.css', '/assets.php/missing.php']) {
+    assert.equal((await request(site.url + url)).text, `ran ${path.join(site.root, 'index.php')} info=[]`, `${url}: the front controller, as for any path that names nothing`);
+  }
+  const bare = await request(`${site.url}/assets.php`);
+  assert.equal(bare.status, 404, 'the directory without its slash ends in .php: no script, and no redirect to the slash');
+  assert.ok(!bare.text.includes('SECRET SOURCE'));
+  assert.deepEqual(ranScripts(fcgi), ['assets.php/run.php', 'site.php/index.php', 'index.php', 'index.php'].map((name) => path.join(site.root, name)));
+  // Without a front controller: the same files, and 404 for what is not there.
+  const off = await withSite(t, { frontController: null }, { ...files, '.hidden.php/x.txt': 'hidden' });
+  assert.equal((await request(`${off.site.url}/assets.php/style.css`)).text, 'css');
+  for (const url of ['/assets.php/missing.css', '/assets.php/missing.php', '/.hidden.php/x.txt']) {
+    const res = await request(off.site.url + url);
+    assert.equal(res.status, 404, url);
+  }
+  assert.deepEqual(ranScripts(off.fcgi), []);
+});
+
 test('nothing outside the web root runs: .., encoded .., symbolic links out of it', async (t) => {
   const { site, fcgi } = await withSite(t, { frontController: null }, { 'in.php': SOURCE, '../outside.php': SOURCE, '../outdir/x.php': SOURCE });
   fs.symlinkSync(path.join(site.dir, 'outside.php'), path.join(site.root, 'link.php'));
@@ -463,6 +491,35 @@ test('every 502 says why in the log', async (t) => {
   await site.waitForLog(/warn fastcgi unix:.*: GET \/x\.php: an invalid Status: "abc"; answering 502/);
 });
 
+test('a FastCGI record for another request id: 502 before the output, the response cut after it', async (t) => {
+  const dir = makeTempDir();
+  const fcgi = await startFakeFastcgi(dir, (r) => {
+    const other = r.id + 1;
+    const name = r.params.SCRIPT_NAME;
+    if (name === '/before.php') r.record(6, other, 'Content-Type: text/plain\r\n\r\nnot yours');
+    if (name === '/stderr.php') r.record(7, other, 'not yours\n');
+    if (name === '/management.php') r.record(11, 0, Buffer.from([200, 0, 0, 0, 0, 0, 0, 0])); // FCGI_UNKNOWN_TYPE
+    r.write('Content-Type: text/plain\r\n\r\nmine');
+    if (name === '/after.php') r.record(6, other, ' not yours');
+    r.end();
+  });
+  // Connections kept a minute: one that closes was closed for its records.
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream, timeouts: { keepAlive: 60000 } }] }, files: { 'before.php': '', 'stderr.php': '', 'after.php': '', 'management.php': '' } });
+  t.after(async () => { await site.stop(); await fcgi.stop(); });
+  for (const name of ['before', 'stderr']) {
+    const res = await request(`${site.url}/${name}.php`);
+    assert.equal(res.status, 502, name);
+    assert.ok(!res.text.includes('not yours'), name);
+    await site.waitForLog(new RegExp(`warn fastcgi unix:.*: GET /${name}\\.php: a FastCGI record for request id 2, not 1; answering 502`));
+    assert.ok(await waitUntil(() => fcgi.open() === 0, 5000), `${name}: the connection is closed`);
+  }
+  await assert.rejects(request(`${site.url}/after.php`), /aborted|socket hang up|ECONNRESET/, 'after the output started');
+  assert.ok(await waitUntil(() => fcgi.open() === 0, 5000), 'after: the connection is closed');
+  assert.equal((await request(`${site.url}/management.php`)).text, 'mine', 'a management record (id 0) is passed over');
+  assert.equal(fcgi.open(), 1, 'and its connection kept');
+  assert.ok(!site.stderr().some((line) => line.includes('not yours')), 'nothing of another request reached the log');
+});
+
 test('FastCGI stderr cannot pass for svr\'s own log lines: each line prefixed, control characters escaped', async (t) => {
   const forged = '2026-01-01T00:00:00.000Z error worker 1: forged';
   const dir = makeTempDir();
@@ -483,6 +540,22 @@ test('FastCGI stderr cannot pass for svr\'s own log lines: each line prefixed, c
     return line.replace(prefix, '');
   });
   assert.deepEqual(logged, [`one\\x0d${forged}`, '\\x1b[31mred\\x1b[0m', forged, 'last\\x1b[0m']);
+});
+
+test('FastCGI stderr: a character split between two records reaches the log whole', async (t) => {
+  const dir = makeTempDir();
+  const message = Buffer.from('PHP message: café € 😀\n');
+  const cut = message.indexOf(0xc3) + 1; // after the first byte of "é"
+  const fcgi = await startFakeFastcgi(dir, (r) => {
+    r.stderr(message.subarray(0, cut));
+    r.stderr(message.subarray(cut));
+    r.write('Content-Type: text/plain\r\n\r\nok');
+    r.end();
+  });
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream }] }, files: { 'log.php': '' } });
+  t.after(async () => { await site.stop(); await fcgi.stop(); });
+  assert.equal((await request(`${site.url}/log.php`)).text, 'ok');
+  await site.waitForLog(/^error fastcgi unix:\S+: \/log\.php: PHP message: café € 😀$/);
 });
 
 test('with requestBuffering false, a request body streams to the server as it arrives, never gathered first', { timeout: 30000 }, async (t) => {

@@ -5,9 +5,11 @@
 // cannot hide in both ends.
 //
 //   const fcgi = await startFakeFastcgi(dir, onRequest, { serial, onStdin })
-//   onRequest({ params, body, write(bytes), stderr(text), end(), socket }): called once the body
-//   (FCGI_STDIN) is complete; write() sends FCGI_STDOUT (returns socket.write's verdict), end()
-//   sends the empty STDOUT and FCGI_END_REQUEST. Leave them uncalled for a server that never answers.
+//   onRequest({ params, body, id, write(bytes), stderr(text), end(), record(type, id, content), socket }):
+//   called once the body (FCGI_STDIN) is complete; write() sends FCGI_STDOUT (returns socket.write's
+//   verdict), end() sends the empty STDOUT and FCGI_END_REQUEST, all with the request's id. Leave
+//   them uncalled for a server that never answers. record() sends one record as given (another
+//   request's id, a management record).
 //   fcgi.upstream ('unix:...'), fcgi.requests ([params]), fcgi.open() (connections open now),
 //   fcgi.accepted() (connections ever), fcgi.stop()
 //   onStdin(bytes): each FCGI_STDIN record's length as it arrives (the body streaming in);
@@ -98,7 +100,9 @@ async function startFakeFastcgi(dir, onRequest, { serial = false, onStdin = null
           onRequest({
             params: decoded,
             body: Buffer.concat(body),
+            id,
             socket,
+            record: (recordType, recordId, content = '') => socket.write(record(recordType, recordId, Buffer.from(content))),
             write: (bytes) => {
               const data = Buffer.from(bytes);
               let ok = true;

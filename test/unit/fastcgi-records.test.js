@@ -3,7 +3,7 @@
 
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
-const { TYPE, beginRequest, paramsRecords, streamRecords, RecordParser } = require('../../lib/pipeline/gateway/fastcgi/records');
+const { TYPE, beginRequest, paramsRecords, streamRecords, encodePairs, RecordParser } = require('../../lib/pipeline/gateway/fastcgi/records');
 const { decodePairs } = require('../support/fake-fastcgi');
 
 function header(buf) {
@@ -39,8 +39,8 @@ test('STDIN: a chunk of 150000 bytes becomes three records; an empty chunk ends 
   assert.deepEqual(streamRecords(TYPE.STDIN, 1, Buffer.alloc(0)).map(header), [{ version: 1, type: TYPE.STDIN, id: 1, length: 0, padding: 0 }]);
 });
 
-function record(type, content, padding = 0) {
-  const head = Buffer.from([1, type, 0, 1, content.length >> 8, content.length & 255, padding, 0]);
+function record(type, content, padding = 0, id = 1) {
+  const head = Buffer.from([1, type, id >> 8, id & 255, content.length >> 8, content.length & 255, padding, 0]);
   return Buffer.concat([head, content, Buffer.alloc(padding)]);
 }
 
@@ -60,6 +60,7 @@ test('the parser hands on STDOUT/STDERR as it arrives, across any split, padding
     const err = [];
     let ended = null;
     const parser = new RecordParser({
+      requestId: 1,
       onData: (type, id, bytes) => (type === TYPE.STDOUT ? out : err).push(Buffer.from(bytes)),
       onEnd: (id, appStatus, protocolStatus) => { ended = { id, appStatus, protocolStatus }; },
       onError: (error) => assert.fail(error),
@@ -73,7 +74,37 @@ test('the parser hands on STDOUT/STDERR as it arrives, across any split, padding
 
 test('the parser refuses bytes that are not FastCGI records', () => {
   let failed = null;
-  const parser = new RecordParser({ onData: () => assert.fail('no data'), onEnd: () => assert.fail('no end'), onError: (error) => { failed = error; } });
+  const parser = new RecordParser({ requestId: 1, onData: () => assert.fail('no data'), onEnd: () => assert.fail('no end'), onError: (error) => { failed = error; } });
   parser.push(Buffer.from('HTTP/1.1 200 OK\r\n\r\n'));
   assert.match(failed.message, /not a FastCGI record/);
+});
+
+// svr sends one request per connection, with id 1: a record for another request is a server that
+// mixes requests up, and none of it may become this request's response.
+test('the parser refuses a record for another request id, before handing on any of it', () => {
+  const end = Buffer.alloc(8);
+  for (const [type, id] of [[TYPE.STDOUT, 2], [TYPE.STDERR, 257], [TYPE.END_REQUEST, 3], [TYPE.STDOUT, 0], [TYPE.END_REQUEST, 0]]) {
+    let failed = null;
+    const parser = new RecordParser({
+      requestId: 1, onData: () => assert.fail('no data'), onEnd: () => assert.fail('no end'), onError: (error) => { failed = error; },
+    });
+    parser.push(record(type, type === TYPE.END_REQUEST ? end : Buffer.from('not yours'), 0, id));
+    assert.match(failed && failed.message, new RegExp(`^a FastCGI record for request id ${id}, not 1$`), `type ${type} id ${id}`);
+  }
+});
+
+test('a management record (id 0) is passed over: it belongs to the connection, not to a request', () => {
+  const out = [];
+  let ended = false;
+  const parser = new RecordParser({
+    requestId: 1, onData: (type, id, bytes) => out.push(Buffer.from(bytes)), onEnd: () => { ended = true; }, onError: (error) => assert.fail(error),
+  });
+  parser.push(Buffer.concat([
+    record(TYPE.UNKNOWN_TYPE, Buffer.from([200, 0, 0, 0, 0, 0, 0, 0]), 0, 0),
+    record(TYPE.GET_VALUES_RESULT, encodePairs([['FCGI_MPXS_CONNS', '0']]), 0, 0),
+    record(TYPE.STDOUT, Buffer.from('mine')),
+    record(TYPE.END_REQUEST, Buffer.alloc(8)),
+  ]));
+  assert.equal(Buffer.concat(out).toString(), 'mine');
+  assert.ok(ended);
 });

@@ -33,3 +33,35 @@ test('control characters but TAB are escaped: no CR, ANSI escape or C1 reaches t
   lines.flush();
   assert.deepEqual(out, ['a\\x0db\\x1b[31mred\tx\\x00\\x7f\\x9b\\u2028App\\Http', 'last\\x1b']);
 });
+
+// FastCGI cuts stderr into records, and a pipe into reads, wherever the script's bytes fall.
+test('a character split across two pushes arrives whole, at every split point', () => {
+  const text = 'é € 😀 end';
+  const bytes = Buffer.from(`${text}\n`);
+  for (let at = 1; at < bytes.length; at++) {
+    const out = [];
+    const lines = new StderrLines((line) => out.push(line), 1000);
+    lines.push(bytes.subarray(0, at));
+    lines.push(bytes.subarray(at));
+    lines.flush();
+    assert.deepEqual(out, [text], `split after byte ${at}`);
+  }
+});
+
+test('bytes that are not UTF-8, or a character the script left unfinished, are U+FFFD', () => {
+  const out = [];
+  const lines = new StderrLines((line) => out.push(line), 1000);
+  lines.push(Buffer.from([0x61, 0xff, 0x62, 0xe2, 0x82]));
+  lines.push(Buffer.from([0x0a, 0x63, 0xc3]));
+  lines.flush();
+  assert.deepEqual(out, ['a\ufffdb\ufffd', 'c\ufffd']);
+});
+
+test('a push that crosses maxBytes is cut at it', () => {
+  const out = [];
+  const lines = new StderrLines((line) => out.push(line), 10);
+  lines.push(Buffer.from('abcdefgh\n')); // 9 bytes
+  lines.push(Buffer.from('0123456789\n')); // 1 byte left
+  lines.flush();
+  assert.deepEqual(out, ['abcdefgh', '0']);
+});

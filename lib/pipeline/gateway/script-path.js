@@ -14,7 +14,10 @@
 // 1. With `extensions`: the path is split after the first segment ending in one of them
 //    ("/index.php/a/b": script /index.php, PATH_INFO /a/b). Only that segment can be the script:
 //    in /uploads/avatar.jpg/x.php the script would be x.php *below* avatar.jpg, which is no
-//    directory, so nothing runs; avatar.jpg never does (nginx's cgi.fix_pathinfo hole).
+//    directory, so nothing runs; avatar.jpg never does (nginx's cgi.fix_pathinfo hole). A segment
+//    that is a directory (a library's folder "/vendor/lib.php/readme.txt") is no script: the
+//    split goes on past it, and a path with no script segment left is not a script at all (its
+//    files are static, the ".php" files in it run).
 // 2. wholeDirectory (a CGI directory such as /cgi-bin/): the first path below the prefix that is
 //    a regular file is the script, the rest PATH_INFO; nothing there is ever a static file.
 // 3. A directory URL ending in "/" runs its first `index` file.
@@ -32,6 +35,10 @@ function isFile(found) {
   return found.stats !== undefined && found.stats.isFile();
 }
 
+function isDirectory(found) {
+  return found.stats !== undefined && found.stats.isDirectory();
+}
+
 function script(found, scriptName, pathInfo) {
   return { filename: found.real, scriptName, pathInfo };
 }
@@ -41,12 +48,13 @@ function splitOnExtension(pathname, rule, resolve) {
   let asked = false;
   for (let i = 1; i < segments.length; i++) {
     if (!hasExtension(segments[i], rule.extensions)) continue;
-    asked = true;
     const scriptName = segments.slice(0, i + 1).join('/');
     const found = resolve(scriptName);
     if (isFile(found)) return { script: script(found, scriptName, i + 1 < segments.length ? '/' + segments.slice(i + 1).join('/') : '') };
+    if (isDirectory(found)) continue; // a folder named like a script (assets.php/): what is in it was asked for
+    asked = true;
     if (found.status !== undefined && found.status !== 404) return { status: found.status };
-    if (found.stats === undefined) break; // nothing there (or hidden): nothing below it either
+    break; // nothing there (or hidden, or no file): nothing below it either
   }
   return { asked };
 }

@@ -19,7 +19,7 @@
 // worker's requests wait for; under load a connection is reused within milliseconds anyway.
 
 const net = require('node:net');
-const { RecordParser } = require('./records');
+const { RecordParser, REQUEST_ID } = require('./records');
 
 class ConnectionPool {
   constructor(address, { maxConnections, connectMs, keepAliveMs }) {
@@ -67,6 +67,7 @@ class ConnectionPool {
     const socket = net.connect(this.address);
     const connection = { socket, reused: false, onRecord: null, gone: false };
     const parser = new RecordParser({
+      requestId: REQUEST_ID,
       onData: (type, id, bytes) => (connection.onRecord ? connection.onRecord.data(type, bytes) : socket.destroy()),
       onEnd: (id, appStatus, protocolStatus) => (connection.onRecord ? connection.onRecord.end(appStatus, protocolStatus) : socket.destroy()),
       onError: (error) => socket.destroy(error),

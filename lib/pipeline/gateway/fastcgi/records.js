@@ -8,17 +8,22 @@
 //   streamRecords(type, id, chunk)  -> Buffer[] one FCGI_STDIN record per 65535 bytes of chunk
 //                                              (an empty chunk: the record that ends the stream)
 //   abortRequest(id)                -> Buffer   FCGI_ABORT_REQUEST
-//   new RecordParser({ onData(type, id, bytes), onEnd(id, appStatus, protocolStatus), onError(err) })
+//   new RecordParser({ requestId, onData(type, id, bytes), onEnd(id, appStatus, protocolStatus), onError(err) })
 //     parser.push(chunk): content of stream records (STDOUT, STDERR) is handed on as it arrives,
 //     slices of the received chunk, never gathered into whole records; END_REQUEST is decoded.
+//     A record for another request than requestId is an error (onError, and nothing more is
+//     parsed); a management record (request id 0) is passed over.
 //
-// Records carry at most 65535 content bytes; svr sends no padding.
+// Records carry at most 65535 content bytes; svr sends no padding. svr sends one request per
+// connection, always as REQUEST_ID (PHP-FPM does not multiplex requests on a connection).
 
 const VERSION = 1;
 const TYPE = {
   BEGIN_REQUEST: 1, ABORT_REQUEST: 2, END_REQUEST: 3, PARAMS: 4, STDIN: 5, STDOUT: 6, STDERR: 7,
   DATA: 8, GET_VALUES: 9, GET_VALUES_RESULT: 10, UNKNOWN_TYPE: 11,
 };
+const REQUEST_ID = 1;
+const MANAGEMENT_ID = 0;
 const ROLE_RESPONDER = 1;
 const FLAG_KEEP_CONN = 1;
 const MAX_CONTENT = 65535;
@@ -85,7 +90,8 @@ function paramsRecords(id, pairs) {
 
 // The parser keeps at most one record header and one END_REQUEST body (8 bytes each) of its own.
 class RecordParser {
-  constructor({ onData, onEnd, onError }) {
+  constructor({ requestId, onData, onEnd, onError }) {
+    this.requestId = requestId;
     this.onData = onData;
     this.onEnd = onEnd;
     this.onError = onError;
@@ -135,6 +141,13 @@ class RecordParser {
     }
     this.type = this.head[1];
     this.id = this.head.readUInt16BE(2);
+    if (this.id !== this.requestId && !isManagement(this.type, this.id)) {
+      // Output of another request (a server that mixes up its requests) must not become this
+      // request's response or log lines: the connection cannot be trusted any further.
+      this.failed = true;
+      this.onError(new Error(`a FastCGI record for request id ${this.id}, not ${this.requestId}`));
+      return;
+    }
     this.contentLeft = this.head.readUInt16BE(4);
     this.paddingLeft = this.head[6];
     this.small = isStream(this.type) ? null : Buffer.alloc(this.contentLeft);
@@ -161,9 +174,16 @@ class RecordParser {
       this.onEnd(this.id, this.small.readUInt32BE(0), this.small[4]);
     }
     // Other records end quietly: an empty STDOUT/STDERR ends that stream (END_REQUEST follows);
-    // svr asks for no management records, and a responder sends no others.
+    // svr asks for no management records (a stray one says nothing about the request), and a
+    // responder sends no others.
     this.small = null;
   }
+}
+
+// The records an application may send about the connection rather than a request: answers to
+// the web server's FCGI_GET_VALUES and to a management record of a type it does not know.
+function isManagement(type, id) {
+  return id === MANAGEMENT_ID && (type === TYPE.GET_VALUES_RESULT || type === TYPE.UNKNOWN_TYPE);
 }
 
 function isStream(type) {
@@ -171,5 +191,5 @@ function isStream(type) {
 }
 
 module.exports = {
-  TYPE, PROTOCOL_STATUS, MAX_CONTENT, beginRequest, abortRequest, paramsRecords, streamRecords, encodePairs, RecordParser,
+  TYPE, PROTOCOL_STATUS, MAX_CONTENT, REQUEST_ID, beginRequest, abortRequest, paramsRecords, streamRecords, encodePairs, RecordParser,
 };

@@ -22,12 +22,11 @@
 //   one once, when the request has no body (nothing of it was consumed).
 // - A client that goes away: the connection is destroyed (PHP-FPM ends the script's request).
 
-const { TYPE, PROTOCOL_STATUS, beginRequest, paramsRecords, streamRecords } = require('./records');
+const { TYPE, PROTOCOL_STATUS, REQUEST_ID, beginRequest, paramsRecords, streamRecords } = require('./records');
 const { requestHasBody } = require('../../upstream');
 const { StderrLines } = require('../stderr-lines');
 const { bufferRequestBody } = require('../request-body');
 
-const REQUEST_ID = 1; // one request per connection at a time (PHP-FPM does not multiplex)
 const MAX_STDERR_BYTES = 65536;
 
 function fastcgiRequest(req, res, { pool, params, timeouts, response, log, label, bufferBody = false }) {
