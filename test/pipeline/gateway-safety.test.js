@@ -520,6 +520,24 @@ test('a FastCGI record for another request id: 502 before the output, the respon
   assert.ok(!site.stderr().some((line) => line.includes('not yours')), 'nothing of another request reached the log');
 });
 
+// Only a kept-alive connection the server closed (nothing of the request taken) is worth a second
+// try; a server that answered wrongly has run the script once already.
+test('a bad record on a reused connection is a 502, the script not run a second time', async (t) => {
+  const dir = makeTempDir();
+  const fcgi = await startFakeFastcgi(dir, (r) => {
+    if (r.params.SCRIPT_NAME === '/bad.php') r.record(6, r.id + 1, 'not yours');
+    r.write('Content-Type: text/plain\r\n\r\nok');
+    r.end();
+  });
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream, timeouts: { keepAlive: 60000 } }] }, files: { 'ok.php': '', 'bad.php': '' } });
+  t.after(async () => { await site.stop(); await fcgi.stop(); });
+  assert.equal((await request(`${site.url}/ok.php`)).text, 'ok');
+  assert.equal(fcgi.open(), 1, 'the connection is kept for the next request');
+  assert.equal((await request(`${site.url}/bad.php`)).status, 502);
+  assert.equal(fcgi.accepted(), 1, 'no second connection was made for a retry');
+  assert.deepEqual(fcgi.requests.map((p) => p.SCRIPT_NAME), ['/ok.php', '/bad.php']);
+});
+
 test('FastCGI stderr cannot pass for svr\'s own log lines: each line prefixed, control characters escaped', async (t) => {
   const forged = '2026-01-01T00:00:00.000Z error worker 1: forged';
   const dir = makeTempDir();

@@ -28,6 +28,9 @@ const { StderrLines } = require('../stderr-lines');
 const { bufferRequestBody } = require('../request-body');
 
 const MAX_STDERR_BYTES = 65536;
+// A kept-alive connection the server closed as the request went out; any other error (a record
+// it should not have sent) came from a server that took the request.
+const CLOSED_CODES = new Set(['ECONNRESET', 'EPIPE']);
 
 function fastcgiRequest(req, res, { pool, params, timeouts, response, log, label, bufferBody = false }) {
   const hasBody = requestHasBody(req);
@@ -115,7 +118,7 @@ function fastcgiRequest(req, res, { pool, params, timeouts, response, log, label
     },
     error(error) {
       if (finished) return;
-      if (!output && !retried && !hasBody && connection && connection.reused) {
+      if (!output && !retried && !hasBody && connection && connection.reused && CLOSED_CODES.has(error.code)) {
         retried = true; // the server closed a kept-alive connection as the request went out
         const c = connection;
         connection = null;
