@@ -9,6 +9,7 @@
 //     dropped; `..` removes the previous segment; a `..` that would climb above the web root -> 403;
 //   - the path is decoded exactly once: `%252e%252e` is a file literally named `%2e%2e`, never `..`.
 // The result says whether the normalised path differs from what was sent (`changed`).
+// originForm(url) and absoluteAuthority(url) take an absolute-form target apart.
 
 // encodeURIComponent, but keep the characters RFC 3986 allows unencoded in a path segment.
 function encodeSegment(s) {
@@ -29,12 +30,19 @@ function splitTarget(target) {
 
 // Strips scheme and authority from an absolute-form target ("http://host/a?b" -> "/a?b",
 // "http://host" -> "/"); any other target is returned as it is.
-const ABSOLUTE_FORM = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/?#]*/;
+const ABSOLUTE_FORM = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/([^/?#]*)/;
 function originForm(url) {
   const m = ABSOLUTE_FORM.exec(url);
   if (!m) return url;
   const rest = url.slice(m[0].length);
   return rest === '' || rest[0] !== '/' ? '/' + rest : rest;
+}
+
+// The authority of an absolute-form target as sent ("http://Host:81/a" -> "Host:81",
+// "http:///a" -> ""), or null for any other target.
+function absoluteAuthority(url) {
+  const m = ABSOLUTE_FORM.exec(url);
+  return m === null ? null : m[1];
 }
 
 function refuse(status, reason) {
@@ -125,4 +133,4 @@ function normaliseSegments(rawSegments) {
   return { ok: true, stack, trailing, changed };
 }
 
-module.exports = { sanitizeTarget, walkTarget, originForm, splitTarget, encodePath, encodeSegment };
+module.exports = { sanitizeTarget, walkTarget, originForm, absoluteAuthority, splitTarget, encodePath, encodeSegment };

@@ -8,6 +8,8 @@
 //   a Host that is not a host name or address with an optional port (RFC 3986's
 //   uri-host: "evil/../x", "x@evil", "a b", "[::1" are not), or holds ".."; it
 //   reaches scripts, PHP's SERVER_NAME and upstreams, which build links from it   400
+//   an absolute-form target ("GET http://host/x") whose authority is empty or not
+//   such a host; a valid one is the request's host (takeTargetHost below)         400
 //   Transfer-Encoding on HTTP/1.0 (RFC 9112 §6.1: faulty framing)                 400
 //   Transfer-Encoding other than exactly "chunked" (RFC 9112 §6.1: the body's end
 //   cannot be known, so the rest of the connection must not be read as a request)  501
@@ -20,6 +22,8 @@
 // framing: only their Host (:authority) is checked. The listeners set maxHeadersCount to 0 so
 // that every header line reaches rawHeaders and is counted (the byte limit above still bounds them).
 
+const { absoluteAuthority } = require('../http/target');
+
 const REQUEST_LINE_OVERHEAD = ' '.length * 2 + 'HTTP/1.1'.length + 2; // spaces, version, CRLF
 const HEADER_LINE_OVERHEAD = ': '.length + 2; // separator and CRLF
 const END_OF_HEAD = 2;
@@ -29,6 +33,21 @@ const HOST_SYNTAX = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~%!$&'()*+,;=]*)(?::[0
 
 function isValidHost(host) {
   return HOST_SYNTAX.test(host) && !host.includes('..');
+}
+
+// RFC 9112 §3.2.2: the authority of an absolute-form target is the request's host, whatever Host
+// says. Every later stage (virtual hosts, host-scoped rules, scripts, PHP's SERVER_NAME and
+// HTTP_HOST, the Host an upstream gets, the cache key) reads the host from req.headers.host, so
+// the authority is put there, as HTTP/2's :authority is (net/tls-context.js); rawHeaders keep
+// the Host as sent. A mod that takes proxy requests gets them before this stage
+// (forward-proxy.js), untouched. Returns false when the authority is no host.
+function takeTargetHost(req) {
+  if (req.method === 'CONNECT') return true; // its authority-form target is the connect stage's
+  const authority = absoluteAuthority(req.url);
+  if (authority === null) return true;
+  if (authority === '' || !isValidHost(authority)) return false;
+  req.headers.host = authority;
+  return true;
 }
 
 function createStrictHeadStage(site) {
@@ -65,6 +84,7 @@ function createStrictHeadStage(site) {
     }
     const status = headProblem(req);
     if (status !== 0) return refuse(req, res, status);
+    if (req.url[0] !== '/' && !takeTargetHost(req)) return refuse(req, res, 400);
     return next();
   };
 }

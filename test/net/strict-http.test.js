@@ -73,6 +73,19 @@ describe('strict HTTP/1 at the edge', () => {
     }
   });
 
+  it('an absolute-form target whose authority is empty or not a host -> 400 and the connection closed', async () => {
+    for (const target of ['http:///a.txt', 'http://x@localhost/a.txt', 'http://evil..example/a.txt', 'http://[::1/a.txt', 'http://x:80:80/a.txt']) {
+      const res = await raw(srv.port, `GET ${target} HTTP/1.1\r\nHost: localhost\r\n\r\n`, { waitClose: true });
+      assert.equal(res.status, 400, `${target}: ${res.text.split('\r\n')[0]}`);
+      assert.equal(res.closed, true, target);
+    }
+    for (const target of ['http://localhost/a.txt', 'http://LOCALHOST:8080/a.txt', 'https://[::1]:8443/a.txt', 'http://127.0.0.1/a.txt']) {
+      assert.equal((await raw(srv.port, `GET ${target} HTTP/1.1\r\nHost: localhost\r\n\r\n`)).status, 200, target);
+    }
+    assert.equal((await raw(srv.port, 'GET http://localhost/a.txt HTTP/1.1\r\nHost: a b\r\n\r\n', { waitClose: true })).status, 400,
+      'the Host header is still checked');
+  });
+
   it('Transfer-Encoding on HTTP/1.0 -> 400 (faulty framing) and the connection closed', async () => {
     const res = await raw(srv.port, 'POST /a.txt HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n', { waitClose: true });
     assert.equal(res.status, 400, res.text.split('\r\n')[0]);

@@ -44,6 +44,11 @@ printf 'Content-Type: text/plain\\r\\n\\r\\n'
 exec sleep 1000
 `;
 
+const HOST = `#!/bin/sh
+printf 'Content-Type: text/plain\\r\\n\\r\\n'
+echo "name=$SERVER_NAME host=$HTTP_HOST"
+`;
+
 function executable(site, files) {
   for (const name of files) fs.chmodSync(path.join(site.root, name), 0o755);
 }
@@ -245,4 +250,12 @@ test('a program that cannot start: 502 with the reason in the log, and its slot 
   t.after(() => site.stop());
   for (let i = 0; i < 3; i++) assert.equal((await request(`${site.url}/x.py`)).status, 502);
   await site.waitForLog(/warn cgi \.py: GET \/x\.py: cannot start: ENOENT; answering 502/);
+});
+
+test('an absolute-form target\'s authority is SERVER_NAME and HTTP_HOST, whatever Host says', async (t) => {
+  const site = await startPipeline({ config: { cgi: [{ path: '/cgi-bin/' }] }, files: { 'cgi-bin/host.sh': HOST } });
+  t.after(() => site.stop());
+  executable(site, ['cgi-bin/host.sh']);
+  const answer = await request(site.url, { path: 'http://App.example:8080/cgi-bin/host.sh', headers: { host: 'other.example' } });
+  assert.equal(answer.text, 'name=app.example host=App.example:8080\n');
 });

@@ -4,6 +4,7 @@
 
 const { describe, it, before, after } = require('node:test');
 const assert = require('node:assert/strict');
+const net = require('node:net');
 const { startPipeline } = require('../support/pipeline');
 const { request } = require('../support/helpers');
 
@@ -33,7 +34,8 @@ describe('virtual hosts', () => {
         '../b/docs/y.txt': 'y',
         '../b/missing.html': 'b 404 page',
         'serverSideScript.js': "if (req.url === '/who') { res.writeHead(200); res.end('default script'); } else elseCallback();",
-        '../a/serverSideScript.js': "if (req.url === '/who') { res.writeHead(200); res.end('a script'); } else elseCallback();",
+        '../a/serverSideScript.js': "if (req.url === '/who') { res.writeHead(200); res.end('a script'); } " +
+          "else if (req.url === '/host') { res.writeHead(200); res.end(req.headers.host); } else elseCallback();",
       },
     });
   });
@@ -71,6 +73,20 @@ describe('virtual hosts', () => {
     assert.equal(b.status, 200);
     assert.match(b.text, /y\.txt/);
     assert.equal((await request(`${site.url}/docs/`, as('a.example'))).status, 403);
+  });
+
+  it('an absolute-form target\'s authority is the host, whatever Host says; over HTTP/1.0 without Host too', async () => {
+    const absolute = (target, host) => request(site.url, { path: target, headers: { host } });
+    const a = await absolute('http://a.example/', 'b.example');
+    assert.deepEqual([a.text, a.headers['x-site']], ['site a', 'a'], 'a\'s root and customHeadersVHost');
+    assert.equal((await absolute('http://A.Example:8080/nope', 'b.example')).text, 'a 404 page');
+    assert.equal((await absolute('http://a.example/host', 'c.example')).text, 'a.example', 'a\'s script, told the host as Host');
+    assert.equal((await absolute('http://c.example/', 'a.example')).text, 'default site');
+    const socket = net.connect(site.port, '127.0.0.1');
+    socket.write('GET http://www.b.example/ HTTP/1.0\r\n\r\n'); // no keep-alive: svr closes after the answer
+    const chunks = [];
+    for await (const chunk of socket) chunks.push(chunk);
+    assert.match(Buffer.concat(chunks).toString(), /^HTTP\/1\.1 200 [^]*\r\n\r\nsite b$/);
   });
 
   it('every root shares the worker\'s one file cache (fileCacheMaxBytes bounds the worker)', () => {

@@ -14,6 +14,8 @@ const path = require('node:path');
 const { startServer, request, waitUntil } = require('../support/helpers');
 
 const HUGE_BYTES = 64 * 1024 * 1024;
+const LAST_MODIFIED = 'Mon, 01 Jan 2024 00:00:00 GMT'; // /dated's
+const BEFORE_LAST_MODIFIED = 'Sun, 31 Dec 2023 00:00:00 GMT';
 
 // The application: answers by path, and counts the requests per path (with their headers).
 function startUpstream() {
@@ -49,6 +51,9 @@ function startUpstream() {
         if (req.headers['if-none-match'] === '"nc"') { res.writeHead(304, { etag: '"nc"', 'cache-control': 'no-cache' }); return res.end(); }
         return send({ etag: '"nc"', 'cache-control': 'no-cache' }, `no-cache ${n}`);
       case '/tagged': return send({ etag: '"t1"', 'cache-control': 'max-age=60' }, `tagged ${n}`);
+      case '/dated': return send({ etag: '"d1"', 'last-modified': LAST_MODIFIED, 'cache-control': 'max-age=60' }, `dated ${n}`);
+      case '/weak': return send({ etag: 'W/"w1"', 'cache-control': 'max-age=60' }, `weak ${n}`);
+      case '/gone': res.writeHead(404, { etag: '"g1"', 'cache-control': 'max-age=60' }); return res.end(`gone ${n}`);
       case '/plain-short': return send({ 'cache-control': 'max-age=1' }, `plain-short ${n}`);
       case '/pin': // no validator of its own; answers 304 to any If-None-Match: *, as Express's does
         if (req.headers['if-none-match'] === '*') { res.writeHead(304, { 'cache-control': 'max-age=1' }); return res.end(); }
@@ -200,6 +205,48 @@ test('the cache asks the upstream without the client\'s conditions and Range: a 
   for (const name of ['if-none-match', 'range', 'if-modified-since']) assert.equal(asked[name], undefined, `${name} reached the upstream`);
   const victim = await get('/pin');
   assert.notEqual(victim.text, 'pin 1', `the next client gets a current answer (${victim.headers['x-cache']})`);
+});
+
+test('the client\'s preconditions in RFC 9110 order: a failing If-Match or If-Unmodified-Since gets 412 on a miss and a hit', async (t) => {
+  const { upstream, server, get, stored } = await setUp(t);
+  const missed = await get('/dated', { 'if-match': '"other"' });
+  assert.deepEqual([missed.status, missed.headers['x-cache']], [412, 'MISS'], 'a miss answers as a hit would');
+  assert.match(missed.text, /412 Precondition Failed/, 'svr\'s error page');
+  const first = await get('/dated');
+  assert.deepEqual([first.status, first.headers['x-cache'], first.text], [200, 'MISS', 'dated 2'], 'the response the 412 stood for was not stored');
+  assert.equal((await get('/weak')).headers['x-cache'], 'MISS');
+  const gone = await get('/gone', { 'if-match': '"other"' });
+  assert.deepEqual([gone.status, gone.headers['x-cache'], gone.text], [404, 'MISS', 'gone 1'], 'preconditions are about a 2xx only');
+  await stored(3);
+  const cases = [
+    [{ 'if-match': '"other"' }, 412],
+    [{ 'if-match': '"other", "d1"' }, 200],
+    [{ 'if-match': '*' }, 200],
+    [{ 'if-match': 'W/"d1"' }, 412], // strong comparison
+    [{ 'if-unmodified-since': BEFORE_LAST_MODIFIED }, 412],
+    [{ 'if-unmodified-since': LAST_MODIFIED }, 200],
+    [{ 'if-match': '"d1"', 'if-unmodified-since': BEFORE_LAST_MODIFIED }, 200], // If-Match present: the date is not read
+    [{ 'if-match': '"other"', 'if-none-match': '"d1"' }, 412], // If-Match before If-None-Match
+    [{ 'if-match': '"d1"', 'if-none-match': '"d1"' }, 304],
+    [{ 'if-none-match': 'W/"d1"' }, 304], // weak comparison
+    [{ 'if-none-match': '*' }, 304],
+    [{ 'if-modified-since': LAST_MODIFIED }, 304],
+    [{ 'if-modified-since': BEFORE_LAST_MODIFIED }, 200],
+    [{ 'if-none-match': '"other"', 'if-modified-since': LAST_MODIFIED }, 200], // If-None-Match present: the date is not read
+  ];
+  for (const [headers, status] of cases) {
+    const answer = await get('/dated', headers);
+    assert.deepEqual([answer.status, answer.headers['x-cache']], [status, 'HIT'], JSON.stringify(headers));
+    if (status === 200) assert.equal(answer.text, 'dated 2');
+  }
+  const weak = await get('/weak', { 'if-match': 'W/"w1"' });
+  assert.deepEqual([weak.status, weak.headers['x-cache']], [412, 'HIT'], 'a weak ETag never matches If-Match');
+  const storedGone = await get('/gone', { 'if-match': '"other"' });
+  assert.deepEqual([storedGone.status, storedGone.headers['x-cache'], storedGone.text], [404, 'HIT', 'gone 1']);
+  const unchangedGone = await get('/gone', { 'if-none-match': '"g1"' });
+  assert.deepEqual([unchangedGone.status, unchangedGone.headers['x-cache'], unchangedGone.text], [404, 'HIT', 'gone 1']);
+  assert.equal(upstream.count('/dated'), 2, 'every conditional request after the first two was answered from the cache');
+  await server.waitForLog(/"GET \/dated HTTP\/1\.1" 412 \d+ "-" "-" \d+\.\d{3} HIT$/, 'stdout');
 });
 
 test('a response longer than its Content-Length is not stored (the bytes past it are an upstream error)', async (t) => {

@@ -187,7 +187,9 @@ async function startServer({ config = {}, files = {}, args = [], env, spawnOptio
   return server;
 }
 
-// Plain HTTP request; resolves with { status, headers, body, text }.
+// Plain HTTP request; resolves with { status, headers, body, text }. path: a request target to
+// send instead of the URL's, such as an absolute-form one ("http://a.example/x", as a client of a
+// forward proxy sends it).
 // Without an agent, Node's global agent keeps connections alive between requests. A client
 // stalled past the server's keep-alive time (a loaded machine: the suite runs files side by side)
 // can send its next request on a connection the server has just closed; a GET or HEAD that meets
@@ -202,10 +204,10 @@ function request(url, options = {}) {
   });
 }
 
-function requestOnce(url, { method = 'GET', headers = {}, body, agent, timeout = 10000 } = {}) {
+function requestOnce(url, { method = 'GET', headers = {}, body, agent, timeout = 10000, path } = {}) {
   return new Promise((resolve, reject) => {
     let answered = false;
-    const req = http.request(url, { method, headers, agent, timeout }, (res) => {
+    const req = http.request(url, { method, headers, agent, timeout, ...(path === undefined ? {} : { path }) }, (res) => {
       answered = true;
       const chunks = [];
       res.on('data', (chunk) => chunks.push(chunk));

@@ -1,9 +1,9 @@
 'use strict';
-// lib/pipeline/static/conditional.js: validators, preconditions and ranges, called directly.
+// lib/http/conditional.js: validators, preconditions and ranges, called directly.
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { makeETag, parseDate, parseTagList, evaluatePreconditions, ifRangeMatches, parseRange } = require('../../lib/pipeline/static/conditional');
+const { makeETag, parseDate, parseTagList, evaluatePreconditions, ifRangeMatches, parseRange } = require('../../lib/http/conditional');
 
 const AT = 'Wed, 01 May 2024 12:00:00 GMT';
 const MTIME = Date.parse(AT) / 1000;

@@ -3,7 +3,7 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { sanitizeTarget, walkTarget, originForm, splitTarget, encodePath, encodeSegment } = require('../../lib/http/target');
+const { sanitizeTarget, walkTarget, originForm, absoluteAuthority, splitTarget, encodePath, encodeSegment } = require('../../lib/http/target');
 
 test('sanitizeTarget keeps a clean target as it was sent', () => {
   assert.deepEqual(sanitizeTarget('/sub/%61.txt?x=1'), { ok: true, pathname: '/sub/a.txt', href: '/sub/%61.txt', search: '?x=1', changed: false });
@@ -84,6 +84,14 @@ test('sanitizeTarget leaves the query alone and drops a fragment', () => {
   const result = sanitizeTarget('//a?x=1//2&y=%zz#frag');
   assert.equal(result.pathname, '/a');
   assert.equal(result.search, '?x=1//2&y=%zz');
+});
+
+test('absoluteAuthority gives an absolute-form target\'s authority as sent, null for any other target', () => {
+  assert.equal(absoluteAuthority('http://A.example:8080/sub?q'), 'A.example:8080');
+  assert.equal(absoluteAuthority('https://example.com'), 'example.com');
+  assert.equal(absoluteAuthority('http://[::1]?q=1'), '[::1]');
+  assert.equal(absoluteAuthority('http:///x'), '');
+  for (const target of ['/plain?x', '*', 'example.com:443', '//example.com/x']) assert.equal(absoluteAuthority(target), null, target);
 });
 
 test('originForm strips scheme and authority from an absolute-form target only', () => {

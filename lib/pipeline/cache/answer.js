@@ -1,13 +1,18 @@
 'use strict';
 // Answering from a stored entry, and the facts about an entry the cache asks each time.
 //
-//   answerFromEntry(req, res, entry, status)   the stored response, with Age and X-Cache (a 304
-//                                              when the client's If-None-Match names its ETag)
+//   answerFromEntry(req, res, entry, status, sendError)
+//                                              the stored response, with Age and X-Cache; or the
+//                                              304 or 412 (sendError's page) the client's
+//                                              preconditions call for
 //   markStatus(req, res, status)               X-Cache on a response the upstream answers
+//   failsPrecondition(req, statusCode, headers) whether the client's If-Match / If-Unmodified-Since
+//                                              fail against a response the upstream sent (412 due)
 //   isFresh(entry, now)                        within its lifetime (never for no-cache entries)
 //   staleForMs(entry, now)                     how long past its lifetime
 
 const { ageOf } = require('./policy');
+const { parseDate, evaluatePreconditions } = require('../../http/conditional');
 
 function markStatus(req, res, status) {
   req.svr.cache = status;
@@ -30,12 +35,32 @@ function storedHeaders(entry) {
   return entry.flatHeaders;
 }
 
-function answerFromEntry(req, res, entry, status) {
+// A response's validators as http/conditional.js takes them (the static stage's check too).
+function validatorsOf(headers) {
+  return { etag: headers.etag === undefined ? null : headers.etag, mtime: parseDate(headers['last-modified']) };
+}
+
+// The client's preconditions against a response of this status and validators, in RFC 9110
+// §13.2.2 order: 412, 304 or 0. Only a 2xx is a representation they can be about: any other
+// answer is given as it is (§13.2.1).
+function preconditionOf(req, statusCode, validators) {
+  return statusCode >= 200 && statusCode < 300 ? evaluatePreconditions(req, validators) : 0;
+}
+
+function failsPrecondition(req, statusCode, headers) {
+  return preconditionOf(req, statusCode, validatorsOf(headers)) === 412;
+}
+
+function answerFromEntry(req, res, entry, status, sendError) {
   req.svr.cache = status;
+  if (entry.validators === undefined) entry.validators = validatorsOf(entry.meta.headers);
+  const precondition = preconditionOf(req, entry.meta.status, entry.validators);
+  if (precondition === 412) {
+    markStatus(req, res, status);
+    return sendError(req, res, 412);
+  }
   const age = String(ageOf(entry.meta, Date.now()));
-  const etag = entry.meta.headers.etag;
-  const validator = req.headers['if-none-match'];
-  if (etag !== undefined && validator !== undefined && validator.split(',').some((tag) => tag.trim() === etag)) {
+  if (precondition === 304) {
     res.writeHead(304, [...storedHeaders(entry), 'Age', age, 'X-Cache', status]);
     return res.end();
   }
@@ -45,4 +70,4 @@ function answerFromEntry(req, res, entry, status) {
   return res.end(req.method === 'HEAD' ? undefined : entry.body);
 }
 
-module.exports = { answerFromEntry, markStatus, isFresh, staleForMs };
+module.exports = { answerFromEntry, markStatus, failsPrecondition, isFresh, staleForMs };

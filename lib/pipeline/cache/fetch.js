@@ -3,7 +3,9 @@
 // seam, ../proxy/forward.js; the gateway's on a FastCGI request, ../gateway/index.js) that keep the response's body as it streams to the client (up to
 // maxEntryBytes, and 8 times that for all the bodies of a worker) and store it when it ends,
 // answer a revalidation's 304 from the stored entry, and let a stale entry stand in for a failed
-// upstream (stale-if-error).
+// upstream (stale-if-error). The client's own If-Match / If-Unmodified-Since are evaluated against
+// the response that comes (answer.js's check): when they fail the client gets 412 and that
+// response is not stored, so a miss answers as a hit of the same entry would.
 //
 //   createFetcher({ store, settings, inflight, uncacheable, log }) ->
 //     uncacheable: { has, add, delete } the keys whose last GET answer could not be stored
@@ -12,7 +14,7 @@
 
 const { PassThrough } = require('node:stream');
 const { storable } = require('./policy');
-const { answerFromEntry, markStatus, staleForMs } = require('./answer');
+const { answerFromEntry, markStatus, failsPrecondition, staleForMs } = require('./answer');
 
 // Bodies of responses being stored are held in memory until they end: at most this many times
 // maxEntryBytes in a worker (64 MiB by default; beyond, a response streams through unstored), so
@@ -28,6 +30,13 @@ const CLIENT_CONDITIONS = {
   'if-none-match': undefined, 'if-modified-since': undefined, 'if-match': undefined,
   'if-unmodified-since': undefined, 'if-range': undefined, range: undefined,
 };
+
+// The headers of svr's own request for a refresh: the client's conditions are not its own.
+function withoutClientConditions(headers) {
+  const own = { ...headers };
+  for (const name of Object.keys(CLIENT_CONDITIONS)) delete own[name];
+  return own;
+}
 
 function createFetcher({ store, settings, inflight, uncacheable, log }) {
   const bufferBudget = BUFFERED_ENTRIES * settings.maxEntryBytes;
@@ -97,10 +106,16 @@ function createFetcher({ store, settings, inflight, uncacheable, log }) {
           const policy = storable(stale.meta.status, refreshed, settings);
           const meta = { ...stale.meta, headers: refreshed, storedAt: Date.now(), upstreamAge: headers.age, ...(policy.reason ? { lifetimeMs: 0 } : policy) };
           store.save(key, req, meta, stale.body).catch(() => {}).finally(settle);
-          answerFromEntry(req, res, { meta, body: stale.body }, 'REVALIDATED');
+          answerFromEntry(req, res, { meta, body: stale.body }, 'REVALIDATED', ctx.sendError);
           return 'handled';
         }
         markStatus(req, res, status);
+        if (failsPrecondition(req, upRes.statusCode, headers)) {
+          upRes.resume();
+          settle(); // nothing stored: the next request fetches it again
+          ctx.sendError(req, res, 412);
+          return 'handled';
+        }
         return storingTap(req, key, upRes, headers, settle);
       },
       onNoResponse: settle, // none to store: a script's local redirect, or the client went away first
@@ -109,7 +124,7 @@ function createFetcher({ store, settings, inflight, uncacheable, log }) {
         if (res.background) return true; // a refresh behind a STALE answer: nobody to answer
         if (!stale) return false;
         if (staleForMs(stale, Date.now()) > (stale.meta.staleIfErrorMs || 0)) return false;
-        answerFromEntry(req, res, stale, 'STALE');
+        answerFromEntry(req, res, stale, 'STALE', ctx.sendError);
         return true;
       },
     });
@@ -125,7 +140,7 @@ function createFetcher({ store, settings, inflight, uncacheable, log }) {
       setHeader() {}, getHeader() {}, hasHeader() { return false; }, removeHeader() {},
       writeHead(status) { fake.statusCode = status; fake.headersSent = true; return fake; },
     });
-    const background = { method: 'GET', url: req.url, headers: { ...req.headers }, httpVersionMajor: 1, httpVersion: '1.1', socket: req.socket, svr: { cache: 'STALE' } };
+    const background = { method: 'GET', url: req.url, headers: withoutClientConditions(req.headers), httpVersionMajor: 1, httpVersion: '1.1', socket: req.socket, svr: { cache: 'STALE' } };
     fetchAndStore(background, fake, rule, ctx, forward, key, entry, 'STALE');
   }
 

@@ -20,6 +20,9 @@
 //   EXPIRED      stale: the upstream sent a new response, answered and stored
 //   MISS         not stored: forwarded, and stored if the response may be (policy.js)
 // A stale entry is also answered (STALE) when the upstream fails and stale-if-error allows it.
+// Each answer from an entry, and each response fetched for the cache, first meets the client's
+// preconditions (answer.js): If-Match / If-Unmodified-Since that fail get 412 (and a fetched
+// response is then not stored); on an entry, If-None-Match / If-Modified-Since that match get 304.
 // Concurrent misses of one key make one upstream request for the host: in a worker the first one
 // asks the primary for the key's lock (index.lock) and the others wait for it; a worker whose
 // lock comes back 'released' (another worker fetched) reads what that one stored, and forwards
@@ -84,7 +87,7 @@ function createResponseCache(config, { index, log }) {
     }
     const key = keyOf(req, rule, ctx);
     const held = store.lookupMemory(key, req);
-    if (held !== null && isFresh(held, Date.now())) return answerFromEntry(req, res, held, 'HIT');
+    if (held !== null && isFresh(held, Date.now())) return answerFromEntry(req, res, held, 'HIT', ctx.sendError);
     // Its last answer could not be stored (no lifetime, Set-Cookie, private): no lock, no wait
     // behind another request; fetched, and stored should it now be storable.
     if (uncacheable.has(key)) return fetchAndStore(req, res, rule, ctx, forward, key, null, 'MISS');
@@ -99,9 +102,9 @@ function createResponseCache(config, { index, log }) {
     }
     const now = Date.now();
     if (entry === null) return miss(req, res, rule, ctx, forward, key);
-    if (isFresh(entry, now)) return answerFromEntry(req, res, entry, 'HIT');
+    if (isFresh(entry, now)) return answerFromEntry(req, res, entry, 'HIT', ctx.sendError);
     if (!entry.meta.revalidateAlways && staleForMs(entry, now) <= (entry.meta.staleWhileRevalidateMs || 0)) {
-      answerFromEntry(req, res, entry, 'STALE');
+      answerFromEntry(req, res, entry, 'STALE', ctx.sendError);
       if (!inflight.has(key)) refreshBehind(req, rule, ctx, forward, key, entry);
       return undefined;
     }
@@ -117,7 +120,7 @@ function createResponseCache(config, { index, log }) {
     if (await index.lock(folder) === 'released') {
       release();
       const entry = await store.lookup(key, req);
-      if (entry !== null && isFresh(entry, Date.now())) return answerFromEntry(req, res, entry, 'HIT');
+      if (entry !== null && isFresh(entry, Date.now())) return answerFromEntry(req, res, entry, 'HIT', ctx.sendError);
       return fetchAndStore(req, res, rule, ctx, forward, key, null, 'MISS');
     }
     return fetchAndStore(req, res, rule, ctx, forward, key, null, 'MISS').then(() => {

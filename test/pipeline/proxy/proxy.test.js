@@ -379,6 +379,22 @@ test('through svr itself: proxied paths, WebSocket upgrade, static files for the
   await server.waitForLog(/"GET \/app\/socket HTTP\/1\.1" 101 /, 'stdout');
 });
 
+test('an absolute-form target: its authority picks the host-scoped rule and is the Host the upstream gets', async (t) => {
+  const { startPipeline } = require('../../support/pipeline');
+  const up = await echoUpstream('app');
+  const server = await startPipeline({
+    config: { proxy: [{ path: '/', host: 'app.example', upstreams: [up.url] }] },
+    files: { 'index.html': 'static home' },
+  });
+  t.after(async () => { await server.stop(); closeAll(up); });
+  const proxied = await request(server.url, { path: 'http://app.example/x?y=1', headers: { host: 'other.example' } });
+  const seen = JSON.parse(proxied.text);
+  assert.deepEqual([seen.url, seen.headers.host, seen.headers['x-forwarded-host']], ['/x?y=1', 'app.example', 'app.example']);
+  const byHost = await request(server.url, { path: 'http://other.example/', headers: { host: 'app.example' } });
+  assert.equal(byHost.text, 'static home', 'the Host header does not pick the rule');
+  await server.waitForLog(/"GET http:\/\/app\.example\/x\?y=1 HTTP\/1\.1" 200 /, 'stdout');
+});
+
 // In-process behind lib/net's HTTP/2 server (support/pipeline.js, asWorker).
 test('HTTPS and HTTP/2 clients to an HTTP upstream: X-Forwarded-Proto https, bodies both ways', async (t) => {
   const { startTlsPipeline, httpsRequest, h2Request } = require('../../support/tls-helpers');

@@ -1,6 +1,8 @@
 'use strict';
-// Validators, conditional requests and byte ranges for static files (RFC 9110 §8.8, §13, §14).
-// respond.js calls these once per response, for the representation it chose.
+// Validators, conditional requests and byte ranges (RFC 9110 §8.8, §13, §14). Node built-ins only.
+// The static stage (pipeline/static/respond.js) calls these once per response, for the
+// representation it chose; the response cache (pipeline/cache/answer.js) evaluates the same
+// preconditions against a stored or fetched response.
 
 // Quoted strong ETag from the file's identity and times: no file read, and it changes whenever
 // the file does — including a same-size file renamed over it with its mtime kept (rsync -t,
