@@ -4,7 +4,9 @@
 // another host sharing the state directory asked for is read from acme/challenges/ there, so a
 // CA that reaches any host behind the balancer gets the answer.
 //
-//   answers.http01(token, host) -> the key authorization, or null (unknown token, other host)
+//   answers.http01(token, host) -> a promise of the key authorization, or of null (unknown
+//                                  token, other host); the shared directory is read without
+//                                  blocking the worker: any client may ask for any token
 //   answers.alpnWanted() -> whether to look at ClientHellos for acme-tls/1 now (cheap: a memory
 //                           check, and the shared directory at most once a second)
 //   answers.alpnContext(servername) -> a SecureContext with the validation certificate, or null
@@ -41,15 +43,27 @@ class ChallengeAnswers {
 
   shared(type, id) {
     try {
-      return JSON.parse(fs.readFileSync(path.join(this.dir, type, `${id}.json`), 'utf8'));
+      return JSON.parse(fs.readFileSync(this.sharedFile(type, id), 'utf8'));
     } catch {
       return null;
     }
   }
 
-  http01(token, host) {
+  async sharedAsync(type, id) {
+    try {
+      return JSON.parse(await fs.promises.readFile(this.sharedFile(type, id), 'utf8'));
+    } catch {
+      return null;
+    }
+  }
+
+  sharedFile(type, id) {
+    return path.join(this.dir, type, `${id}.json`);
+  }
+
+  async http01(token, host) {
     if (!TOKEN.test(token)) return null;
-    const record = this.http.get(token) || this.shared('http-01', token);
+    const record = this.http.get(token) || await this.sharedAsync('http-01', token);
     if (!record || record.token !== token) return null;
     return record.identifier === String(host || '').toLowerCase() ? record.keyAuthorization : null;
   }

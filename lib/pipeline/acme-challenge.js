@@ -17,11 +17,12 @@ function createAcmeChallengeStage(site, answers) {
     if (req.method !== 'GET' && req.method !== 'HEAD') return site.sendError(req, res, 405, { headers: { Allow: 'GET, HEAD' } });
     const query = url.indexOf('?');
     const token = url.slice(PREFIX.length, query === -1 ? undefined : query);
-    const keyAuthorization = answers.http01(token, requestHost(req));
-    if (keyAuthorization === null) return site.sendError(req, res, 404);
-    res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': Buffer.byteLength(keyAuthorization), 'Cache-Control': 'no-store' });
-    res.end(req.method === 'HEAD' ? undefined : keyAuthorization);
-    return undefined;
+    return answers.http01(token, requestHost(req)).then((keyAuthorization) => {
+      if (keyAuthorization === null) return site.sendError(req, res, 404);
+      res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': Buffer.byteLength(keyAuthorization), 'Cache-Control': 'no-store' });
+      res.end(req.method === 'HEAD' ? undefined : keyAuthorization);
+      return undefined;
+    });
   };
 }
 

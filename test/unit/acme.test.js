@@ -1,7 +1,7 @@
 'use strict';
 // The parts of ACME that need no CA: the shared-directory lock, the renewal schedule and backoff,
 // the ClientHello reader of TLS-ALPN-01, the DER pieces (CSR, validation certificate, RFC 9773's
-// certificate identifier).
+// certificate identifier), the HTTP-01 answers.
 
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
@@ -17,6 +17,7 @@ const { parseClientHello } = require('../../lib/net/acme-alpn');
 const der = require('../../lib/acme/der');
 const keys = require('../../lib/acme/keys');
 const { ariCertId } = require('../../lib/acme/client');
+const { ChallengeAnswers } = require('../../lib/acme/challenges');
 
 test('lock: a second acquirer waits for the release', async () => {
   const file = path.join(makeTempDir(), 'locks', 'a.lock');
@@ -140,4 +141,26 @@ test('the names: domain, then the virtual hosts and SNI names that are exact DNS
   assert.deepEqual(acmeSettings({ ...config, acme: { domains: ['a.example', 'b.example'] } }).names, ['a.example', 'b.example']);
   assert.equal(acmeSettings({ domain: 'x.example', acme: null }), null);
   assert.deepEqual(acmeSettings({ domain: '10.0.0.1', acme: {} }).names, [], 'an IP address is not a DNS name');
+});
+
+// Any client may ask for any token, before access rules and rate limits: a token not in memory is
+// looked for in the shared state directory without a synchronous read (one blocking open per
+// request, on a network file system a round trip with the worker stopped).
+test('HTTP-01: tokens from memory and the shared directory; an unknown one costs no synchronous read', async (t) => {
+  const root = makeTempDir();
+  const answers = new ChallengeAnswers(root);
+  answers.add({ type: 'http-01', token: 'mine', identifier: 'a.test', keyAuthorization: 'mine.k' });
+  const dir = path.join(root, 'challenges', 'http-01');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'theirs.json'), JSON.stringify({ type: 'http-01', token: 'theirs', identifier: 'b.test', keyAuthorization: 'theirs.k' }));
+  const readFileSync = fs.readFileSync;
+  let syncReads = 0;
+  fs.readFileSync = (...args) => { syncReads++; return readFileSync(...args); };
+  t.after(() => { fs.readFileSync = readFileSync; });
+  assert.equal(await answers.http01('mine', 'A.test'), 'mine.k');
+  assert.equal(await answers.http01('theirs', 'b.test'), 'theirs.k');
+  assert.equal(await answers.http01('theirs', 'a.test'), null, 'a token for another host');
+  assert.equal(await answers.http01('unknown', 'a.test'), null);
+  assert.equal(await answers.http01('../x', 'a.test'), null, 'no token');
+  assert.equal(syncReads, 0);
 });
