@@ -46,7 +46,7 @@ exec sleep 1000
 
 const HOST = `#!/bin/sh
 printf 'Content-Type: text/plain\\r\\n\\r\\n'
-echo "name=$SERVER_NAME host=$HTTP_HOST"
+echo "name=$SERVER_NAME host=$HTTP_HOST uri=$REQUEST_URI"
 `;
 
 function executable(site, files) {
@@ -252,10 +252,10 @@ test('a program that cannot start: 502 with the reason in the log, and its slot 
   await site.waitForLog(/warn cgi \.py: GET \/x\.py: cannot start: ENOENT; answering 502/);
 });
 
-test('an absolute-form target\'s authority is SERVER_NAME and HTTP_HOST, whatever Host says', async (t) => {
+test('an absolute-form target\'s authority is SERVER_NAME and HTTP_HOST, whatever Host says; REQUEST_URI its path', async (t) => {
   const site = await startPipeline({ config: { cgi: [{ path: '/cgi-bin/' }] }, files: { 'cgi-bin/host.sh': HOST } });
   t.after(() => site.stop());
   executable(site, ['cgi-bin/host.sh']);
-  const answer = await request(site.url, { path: 'http://App.example:8080/cgi-bin/host.sh', headers: { host: 'other.example' } });
-  assert.equal(answer.text, 'name=app.example host=App.example:8080\n');
+  const answer = await request(site.url, { path: 'http://App.example:8080/cgi-bin/host.sh?q=1', headers: { host: 'other.example' } });
+  assert.equal(answer.text, 'name=app.example host=App.example:8080 uri=/cgi-bin/host.sh?q=1\n');
 });

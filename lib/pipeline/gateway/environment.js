@@ -8,7 +8,8 @@
 //     `trustedProxies`.
 //
 // Beyond RFC 3875's meta-variables: SCRIPT_FILENAME and DOCUMENT_ROOT (what PHP needs to find the
-// script), REQUEST_URI (the target as the client sent it: front controllers route on it),
+// script), REQUEST_URI (the target as the client sent it, in origin form: front controllers route
+// on it),
 // REQUEST_SCHEME and HTTPS, SERVER_ADDR, REMOTE_PORT, REDIRECT_STATUS (php-cgi refuses to run
 // without it), and the request headers as HTTP_*. Left out:
 //   - Proxy: HTTP_PROXY would be taken for the proxy setting by many HTTP libraries ("httpoxy");
@@ -21,7 +22,7 @@
 //   - Content-Type and Content-Length, which are CONTENT_TYPE and CONTENT_LENGTH;
 //   - HTTP/2 pseudo-headers (:authority becomes HTTP_HOST when there is no Host).
 
-const { splitTarget } = require('../../http/target');
+const { splitTarget, originForm } = require('../../http/target');
 const { plainAddress } = require('../../http/trusted-proxies');
 const { requestHost } = require('../../http/host');
 
@@ -48,7 +49,7 @@ function buildEnvironment(req, site, script, extra, fromTrustedProxy = false) {
   add('SERVER_PORT', socket.localPort);
   add('SERVER_ADDR', plainAddress(socket.localAddress));
   add('REQUEST_METHOD', req.method);
-  add('REQUEST_URI', req.svr.originalUrl);
+  add('REQUEST_URI', originForm(req.svr.originalUrl)); // an absolute-form target's path and query, as nginx's $request_uri
   add('REQUEST_SCHEME', encrypted ? 'https' : 'http');
   if (encrypted) add('HTTPS', 'on');
   add('QUERY_STRING', search.slice(1));
