@@ -84,13 +84,20 @@ function ifRangeMatches(value, validators) {
   return !Number.isNaN(date) && date === validators.mtime;
 }
 
+// `bytes = first - last`, each number optional, whitespace around every part. Each number and the
+// whitespace after it form one optional group: written as `\s*(\d*)\s*`, the two `\s*` around an
+// empty `(\d*)` could split a run of n spaces in n ways, each tried to the end, and a header of
+// 16,000 spaces before an `x` took 200 ms to refuse (quadratic). This form accepts the same
+// strings and gives each space one place, so a value is refused in one pass.
+const BYTE_RANGE = /^\s*bytes\s*=\s*(?:(\d+)\s*)?-\s*(?:(\d+)\s*)?$/i;
+
 // Single byte range only. Returns null (ignore the header: malformed, multiple ranges, other unit),
 // { unsatisfiable: true }, or { start, end } (inclusive).
 function parseRange(value, size) {
   if (typeof value !== 'string') return null;
-  const m = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(value);
+  const m = BYTE_RANGE.exec(value);
   if (!m) return null;
-  const [, a, b] = m;
+  const [a = '', b = ''] = m.slice(1);
   if (a === '' && b === '') return null;
   if (a === '') {
     const n = Number(b);

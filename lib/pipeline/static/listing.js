@@ -8,7 +8,7 @@
 //   URL path, never from the file system path); a parent link except at the root;
 // - JSON ({ path, parent, entries:[{name,type,size,modified,href}], truncated }) when Accept
 //   prefers JSON; never an absolute server path in either form;
-// - at most MAX_ENTRIES entries are examined per request (the rest is counted, not listed);
+// - at most MAX_ENTRIES entries are examined per render (the rest is counted, not listed);
 // - SVR.JS's customisation files in the listed directory (HTML, up to 64 KiB each): `.dirhead` or
 //   `HEAD.html` after the title, `.maindesc` below the table, `.dirfoot` or `FOOT.html` at the end;
 //   with `enableDirectoryListingWithDefaultHead`, the web root's `.head`/`head.html` and
@@ -16,7 +16,9 @@
 // - never more than a slice of work per turn of the event loop (20,000
 //   entries held the worker for 150-200 ms): the names are sorted once per directory version (its
 //   mtime changes when an entry is added, removed or renamed) and kept; entries are looked at and
-//   rendered SLICE entries at a time, so sizes and dates are always the current ones.
+//   rendered SLICE entries at a time;
+// - a rendered page is shared by the requests for it for up to a second, and a worker renders two
+//   at once (listing-pages.js), so sizes and dates shown are at most a second old.
 
 const fs = require('fs');
 const path = require('path');
@@ -24,6 +26,7 @@ const { promisify } = require('util');
 const { appendVary } = require('../../http/headers');
 const { escapeHTML, prefersJSON, pageHead } = require('../../http/html');
 const { encodePath, encodeSegment } = require('../../http/target');
+const { createPageCache } = require('./listing-pages');
 
 // The callback forms, as promises: fs.promises would load its FileHandle machinery as well.
 const stat = promisify(fs.stat);
@@ -31,6 +34,10 @@ const readdir = promisify(fs.readdir);
 
 const MAX_ENTRIES = 10000;
 const MAX_CUSTOM_BYTES = 64 * 1024;
+const RETRY_AFTER_S = 1; // when the worker has as many renders as it runs and queues
+
+const HTML = { name: 'html', type: 'text/html; charset=utf-8' };
+const JSON_FORM = { name: 'json', type: 'application/json; charset=utf-8' };
 
 // The first of `names` in `dir` that is a readable file of at most MAX_CUSTOM_BYTES, else null;
 // read from a descriptor checked to lie where the web root's symlink rule allows (site.webRoot).
@@ -155,11 +162,11 @@ function createListing(site, { isHidden }) {
 
   // realDir -> { version, dirents (listable, sorted by name, at most MAX_ENTRIES), truncated }
   const sortedDirectories = new Map();
+  const sharedPage = createPageCache();
 
   // dir: where to read the directory (the checked descriptor's path); realDir: its real path.
   async function sortedEntries(realDir, dir) {
-    const stats = await stat(dir);
-    const version = `${stats.dev}-${stats.ino}-${stats.mtimeMs}-${stats.ctimeMs}`;
+    const version = versionOf(await stat(dir));
     const kept = sortedDirectories.get(realDir);
     if (kept && kept.version === version) return kept;
     let dirents = await readdir(dir, { withFileTypes: true });
@@ -180,16 +187,33 @@ function createListing(site, { isHidden }) {
   // The directory is read through a descriptor checked to be at realDir (site.webRoot), so a
   // directory swapped for a link after the path policy's check is not listed.
   return async function listDirectory(req, res, pathname, realDir) {
+    const form = prefersJSON(req) ? JSON_FORM : HTML;
+    const body = await pageOf(pathname, realDir, form);
+    if (body === null) return site.sendError(req, res, 503, { headers: { 'Retry-After': String(RETRY_AFTER_S) } });
+    res.statusCode = 200;
+    res.setHeader('Content-Type', form.type);
+    res.setHeader('Content-Length', body.length);
+    appendVary(res, 'Accept');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    if (req.method === 'HEAD') res.end();
+    else res.end(body);
+  };
+
+  // The page's bytes, rendered by this request or shared with others (listing-pages.js), or null
+  // when the worker's renders are all taken.
+  async function pageOf(pathname, realDir, form) {
     const opened = site.webRoot.openSync(realDir, { directory: true });
     if (opened === null) throw Object.assign(new Error('the directory is no longer at the checked path'), { code: 'ENOENT' });
     try {
-      await answerListing(req, res, pathname, realDir, site.webRoot.dirPath(opened.fd, realDir));
+      const dir = site.webRoot.dirPath(opened.fd, realDir);
+      const version = versionOf(await stat(dir));
+      return await sharedPage(`${form.name} ${pathname}`, version, () => render(pathname, realDir, dir, form));
     } finally {
       fs.closeSync(opened.fd);
     }
-  };
+  }
 
-  async function answerListing(req, res, pathname, realDir, dir) {
+  async function render(pathname, realDir, dir, form) {
     const { dirents, truncated } = await sortedEntries(realDir, dir);
     const looked = await inSlices(dirents, (d) => entryInfo(dir, realDir, d));
     // directories first, each group in name order (the names are sorted already: a stable split)
@@ -198,8 +222,7 @@ function createListing(site, { isHidden }) {
     const base = encodePath(pathname);
     const parent = pathname === '/' ? null : encodePath(pathname.replace(/[^/]*\/$/, ''));
     let body;
-    let type;
-    if (prefersJSON(req)) {
+    if (form === JSON_FORM) {
       body = JSON.stringify({
         path: pathname,
         parent,
@@ -212,7 +235,6 @@ function createListing(site, { isHidden }) {
         })),
         truncated,
       }) + '\n';
-      type = 'application/json; charset=utf-8';
     } else {
       const title = `Index of ${escapeHTML(pathname)}`;
       const rows = [];
@@ -236,16 +258,14 @@ function createListing(site, { isHidden }) {
         '<th class="m"><button>Modified (UTC)</button></th></tr></thead>\n<tbody>\n' +
         rows.join('\n') + '\n</tbody></table>' + (custom.description === null ? '' : `<hr/>${custom.description}`) +
         `${custom.foot}<footer>${footer}</footer></main>${SORT_SCRIPT}</body></html>\n`;
-      type = 'text/html; charset=utf-8';
     }
-    res.statusCode = 200;
-    res.setHeader('Content-Type', type);
-    res.setHeader('Content-Length', Buffer.byteLength(body));
-    appendVary(res, 'Accept');
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    if (req.method === 'HEAD') res.end();
-    else res.end(body);
+    return Buffer.from(body);
   }
+}
+
+// A directory's version: its mtime and ctime change when an entry is added, removed or renamed.
+function versionOf(stats) {
+  return `${stats.dev}-${stats.ino}-${stats.mtimeMs}-${stats.ctimeMs}`;
 }
 
 // items.map(fn), SLICE items per turn of the event loop, so other requests are served in between.
