@@ -15,7 +15,7 @@
 //   socket buffer, not the response.
 // - FCGI_STDERR lines go to the error log (at most MAX_STDERR_BYTES per request).
 // - Timeouts: the pool's connect (502); firstByte from the request's arrival to the first output
-//   byte, waiting for a connection included (504); idle, silence on the socket during the request
+//   byte, reading the body (bufferBody) and waiting for a connection included (504); idle, silence on the socket during the request
 //   (504 before the output started, else the client's response is cut), not counted while svr
 //   stops reading for a slow client.
 // - A kept-alive connection the server closed just as the request was sent is replaced by a new
