@@ -51,7 +51,7 @@ function paceWrites(stream) {
     streamWritev = stream._writev;
   }
   stream[kWrites] = 0;
-  stream[kSeen] = 0;
+  stream[kSeen] = -1; // the first sweep starts its clock, whatever it finds
   stream[kStillSince] = 0;
   stream._write = pacedWrite;
   stream._writev = pacedWritev;
