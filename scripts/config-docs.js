@@ -38,7 +38,7 @@ const GROUPS = [
   ['Compression and the file cache', ['enableCompression', 'dontCompress', 'fileCacheMaxBytes',
     'fileCacheMaxFileSize']],
   ['Limits and liveness (docs/limits.md)', ['workerStallTimeout', 'scriptTimeout', 'reloadTransferTimeout',
-    'maxConnections', 'maxPostDataInFlight', 'http2Settings', 'compressionMaxStreams', 'compressionMaxFileSize']],
+    'sendTimeout', 'maxConnections', 'maxPostDataInFlight', 'http2Settings', 'compressionMaxStreams', 'compressionMaxFileSize']],
   // Keys of the reverse proxy and monitoring work; a name the schema does not have is skipped.
   ['Reverse proxy and monitoring', ['proxy', 'trustedProxies', 'acceptProxyProtocol', 'health',
     'metrics']],

@@ -4,15 +4,19 @@
 // what can be decided once is: one shared 'stream' and 'close' listener instead of closures per
 // stream, one idle timer per session that is never cleared or re-created per request.
 //
-//   trackSessions(server, { idleMs, maxStreams }) -> { drain() }
+//   trackSessions(server, { idleMs, maxStreams, sendTimeoutMs }) -> { drain() }
 //     idleMs: a session with no open stream for idleMs gets a GOAWAY (graceful, as nginx's
 //       keepalive_timeout; Node's own session timeout would destroy streams in flight);
 //     maxStreams: the stream that reaches it is served, then a GOAWAY (0: no bound);
+//     sendTimeoutMs: a stream whose waiting output has not moved for this long is reset
+//       (http2-send-timeout.js; 0: never);
 //     drain(): a GOAWAY to every session, and to each new one.
 //   responseClass(http2) -> the Http2ServerResponse subclass given to createSecureServer, with
 //     respondWhole(status, headers, body?) for answers ready in full
 
 const { deferringResponse, applyDeferred } = require('../http/response');
+const { watchSends } = require('./http2-send-timeout');
+const { sweepEveryMs } = require('./keep-alive');
 
 const kState = Symbol('svr.http2Session');
 
@@ -120,9 +124,11 @@ function lowerCased(headers) {
   return out;
 }
 
-function trackSessions(server, { idleMs, maxStreams }) {
+function trackSessions(server, { idleMs, maxStreams, sendTimeoutMs = 0 }) {
   const sessions = new Set();
   let draining = false;
+  const sends = sendTimeoutMs > 0 ? watchSends(sessions, sendTimeoutMs) : null;
+  if (sends !== null) sweepEvery(server, sends.sweep, sweepEveryMs(sendTimeoutMs));
 
   // The idle timer fires at most once per idleMs: it closes the session when no stream has been
   // open for idleMs, else it waits for the rest of that time.
@@ -144,6 +150,7 @@ function trackSessions(server, { idleMs, maxStreams }) {
   function onStreamClose() {
     const state = this[kState];
     if (--state.open === 0 && idleMs) state.idleSince = Date.now();
+    if (sends !== null) sends.streamClosed(this);
   }
 
   function onStream(stream) {
@@ -152,6 +159,7 @@ function trackSessions(server, { idleMs, maxStreams }) {
     if (++state.started === maxStreams) this.close();
     stream[kState] = state;
     stream.on('close', onStreamClose); // 'close' comes once: on() spares once()'s wrapper
+    if (sends !== null) sends.stream(this, stream);
   }
 
   function onSessionClose() {
@@ -163,7 +171,10 @@ function trackSessions(server, { idleMs, maxStreams }) {
     if (draining) { session.close(); return; }
     sessions.add(session);
     session[kState] = { open: 0, started: 0, idleSince: Date.now(), timer: idleMs ? arm(session, idleMs) : null };
-    session.on('stream', onStream);
+    if (sends !== null) sends.session(session);
+    // Before Node's own listener, which hands the stream to the request handler: a script may
+    // write its whole answer at once, and the send timeout counts writes from the first.
+    session.prependListener('stream', onStream);
     session.on('close', onSessionClose);
   });
 
@@ -173,6 +184,13 @@ function trackSessions(server, { idleMs, maxStreams }) {
       for (const session of sessions) session.close();
     },
   };
+}
+
+// sweep(now) every `ms` for as long as the server is open.
+function sweepEvery(server, sweep, ms) {
+  const timer = setInterval(() => sweep(Date.now()), ms);
+  timer.unref();
+  server.on('close', () => clearInterval(timer));
 }
 
 module.exports = { trackSessions, responseClass, CONNECTION_HEADERS };

@@ -44,4 +44,4 @@ function closeNow(socket) {
   socket.resetAndDestroy();
 }
 
-module.exports = { closeSilentConnections, heardFrom };
+module.exports = { closeSilentConnections, heardFrom, closeNow };

@@ -150,7 +150,13 @@ function createSecureServer(config, handler, serverOptions = {}, { acmeAnswers =
   // http2MaxRequestsPerConnection: Node never forgets the queued bytes of a stream the client
   // resets (up to a DATA slice each, static/http2-body.js) and ends a session whose count passes
   // maxSessionMemory (10 MB) with INTERNAL_ERROR: a fresh session starts from zero.
-  const { drain } = trackSessions(server, { idleMs: Number(config.keepAliveTimeout) || 0, maxStreams: config.http2MaxRequestsPerConnection });
+  // sendTimeout: a stream whose client opens no window (or reads nothing) gives back its file and
+  // buffers instead of holding them for as long as the connection lasts.
+  const { drain } = trackSessions(server, {
+    idleMs: Number(config.keepAliveTimeout) || 0,
+    maxStreams: config.http2MaxRequestsPerConnection,
+    sendTimeoutMs: Number(config.sendTimeout) || 0,
+  });
   return { server, reload, drain };
 }
 
