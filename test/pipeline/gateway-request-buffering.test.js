@@ -1,7 +1,8 @@
 'use strict';
 // FastCGI request bodies are read whole before a connection to the FastCGI server is taken (a
-// rule's requestBuffering, on by default), so a slow upload holds no PHP-FPM child: up to 16 KiB
-// in memory, larger bodies in an unlinked file in the temporary directory; maxBodySize refuses a
+// rule's requestBuffering, on by default), so a slow upload holds no PHP-FPM child: up to 1 MiB
+// in memory (32 MiB for a worker's bodies together), larger bodies in an unlinked file in the
+// temporary directory; maxBodySize refuses a
 // body before any of it is read. Against test/support/fake-fastcgi.js, which reports what it got;
 // test/pipeline/php-fpm.test.js has the same against a real PHP-FPM with one child.
 
@@ -15,6 +16,9 @@ const { startPipeline } = require('../support/pipeline');
 const { startFakeFastcgi } = require('../support/fake-fastcgi');
 const { makeTempDir, request, waitUntil } = require('../support/helpers');
 const { openBodyFiles } = require('../support/body-files');
+const { bytesInMemory, BODY_MEMORY_BYTES, WORKER_MEMORY_BYTES } = require('../../lib/pipeline/gateway/request-body');
+
+const MiB = 1024 * 1024;
 
 const sha256 = (bytes) => crypto.createHash('sha256').update(bytes).digest('hex');
 
@@ -69,7 +73,7 @@ test('a client that stops sending its body holds no FastCGI connection; others a
   const fcgi = await checksumServer(t, dir, { serial: true }); // one PHP child
   const s = await site(t, fcgi, { timeouts: { firstByte: 2000 } });
   const slow = await partialUpload(s.port, 100000, 50000);
-  assert.ok(await waitUntil(() => openBodyFiles().length === 1, 5000), 'svr is reading the slow upload into a file');
+  assert.ok(await waitUntil(() => bytesInMemory() === 50000, 5000), 'svr is reading the slow upload');
   const other = await request(`${s.url}/hello.php`);
   assert.equal(other.status, 200, 'the one child was free for another request');
   assert.equal(slow.received(), '', 'the slow upload is still waiting');
@@ -79,40 +83,65 @@ test('a client that stops sending its body holds no FastCGI connection; others a
   assert.equal(fcgi.accepted(), 1, 'the slow upload never took a connection');
 });
 
-test('a body over 16 KiB goes to an unlinked file in TMPDIR as it arrives; every byte reaches the script; the file is closed after', async (t) => {
+test('a body over 1 MiB goes to an unlinked file in TMPDIR as it arrives; every byte reaches the script; the file is closed after', async (t) => {
+  assert.equal(BODY_MEMORY_BYTES, MiB);
   const dir = makeTempDir();
   const fcgi = await checksumServer(t, dir);
   const s = await site(t, fcgi);
   const tmp = makeTempDir();
   useTmpdir(t, tmp);
-  for (const size of [16 * 1024, 16 * 1024 + 1, 3 * 1024 * 1024 + 7]) {
+  for (const size of [MiB, MiB + 1, 3 * MiB + 7]) {
     const body = crypto.randomBytes(size);
     const res = await request(`${s.url}/up.php`, { method: 'POST', headers: { 'content-length': size }, body });
     assert.equal(res.text, `${size} ${sha256(body)}`, `${size} bytes`);
   }
-  const upload = await partialUpload(s.port, 1024 * 1024, 512 * 1024);
-  await sentWhole(upload.socket);
+  assert.ok(await waitUntil(() => bytesInMemory() === 0, 5000), `memory given back after the answers: ${bytesInMemory()}`);
+  const upload = await partialUpload(s.port, 2 * MiB, 1.5 * MiB);
   // Opened, then unlinked: the link reads "(deleted)" once both are done.
   const unlinked = () => openBodyFiles().filter((file) => file.endsWith(' (deleted)'));
   assert.ok(await waitUntil(() => unlinked().length === 1, 5000), `a body file is open while the body arrives: ${openBodyFiles()}`);
   assert.ok(unlinked()[0].startsWith(path.join(tmp, 'svr-body-')), unlinked()[0]);
   assert.deepEqual(fs.readdirSync(tmp), [], 'nothing left in the directory');
-  upload.socket.write(Buffer.alloc(512 * 1024, 'a'));
-  const expected = `${1024 * 1024} ${sha256(Buffer.alloc(1024 * 1024, 'a'))}`;
+  assert.equal(bytesInMemory(), 0, 'what memory held of it went to the file');
+  upload.socket.write(Buffer.alloc(0.5 * MiB, 'a'));
+  const expected = `${2 * MiB} ${sha256(Buffer.alloc(2 * MiB, 'a'))}`;
   assert.ok(await waitUntil(() => upload.received().includes(expected), 5000), upload.received());
   upload.socket.destroy();
   assert.ok(await waitUntil(() => openBodyFiles().length === 0, 5000), 'the file is closed after the answer');
   assert.deepEqual(fs.readdirSync(tmp), []);
 });
 
-test('a client that goes away mid-upload: its file is closed and nothing reaches the script', async (t) => {
+test('a worker holds 32 MiB of bodies in memory at most: the body that would go beyond goes to a file', async (t) => {
+  assert.equal(WORKER_MEMORY_BYTES, 32 * MiB);
   const dir = makeTempDir();
   const fcgi = await checksumServer(t, dir);
   const s = await site(t, fcgi);
-  const slow = await partialUpload(s.port, 1024 * 1024, 512 * 1024);
-  await sentWhole(slow.socket);
+  const uploads = [];
+  t.after(() => { for (const upload of uploads) upload.socket.destroy(); });
+  const SENT = 1000000; // of MiB each: 33 of them fit in 32 MiB (33,000,000 <= 33,554,432), 34 do not
+  for (let i = 0; i < 33; i++) uploads.push(await partialUpload(s.port, MiB, SENT));
+  assert.ok(await waitUntil(() => bytesInMemory() === 33 * SENT, 10000), `33 bodies in memory: ${bytesInMemory()}`);
+  assert.deepEqual(openBodyFiles(), []);
+  uploads.push(await partialUpload(s.port, MiB, SENT));
+  assert.ok(await waitUntil(() => openBodyFiles().length === 1, 5000), 'the 34th body went to a file');
+  assert.equal(bytesInMemory(), 33 * SENT);
+  for (const upload of uploads) upload.socket.destroy();
+  assert.ok(await waitUntil(() => bytesInMemory() === 0 && openBodyFiles().length === 0, 5000), 'all given back when the clients went away');
+  assert.equal(fcgi.accepted(), 0);
+});
+
+test('a client that goes away mid-upload: what was kept of its body is given back, and nothing reaches the script', async (t) => {
+  const dir = makeTempDir();
+  const fcgi = await checksumServer(t, dir);
+  const s = await site(t, fcgi);
+  const inMemory = await partialUpload(s.port, 100000, 50000);
+  assert.ok(await waitUntil(() => bytesInMemory() === 50000, 5000), 'the body is being kept in memory');
+  inMemory.socket.destroy();
+  assert.ok(await waitUntil(() => bytesInMemory() === 0, 5000), 'the memory is given back');
+  const inFile = await partialUpload(s.port, 2 * MiB, 1.5 * MiB);
+  await sentWhole(inFile.socket);
   assert.ok(await waitUntil(() => openBodyFiles().length === 1, 5000), 'the body is being kept in a file');
-  slow.socket.destroy();
+  inFile.socket.destroy();
   assert.ok(await waitUntil(() => openBodyFiles().length === 0, 5000), 'the file is closed');
   assert.equal(fcgi.accepted(), 0);
 });
@@ -136,14 +165,14 @@ test('maxBodySize: a body of exactly the limit runs; one byte more is 413 before
   }
 });
 
-test('a temporary directory that cannot be written: 16 KiB bodies (memory) go on; one byte more is 500, the reason in the log', async (t) => {
+test('a temporary directory that cannot be written: 1 MiB bodies (memory) go on; one byte more is 500, the reason in the log', async (t) => {
   const dir = makeTempDir();
   const fcgi = await checksumServer(t, dir);
   const s = await site(t, fcgi);
   useTmpdir(t, path.join(dir, 'missing'));
-  const small = await request(`${s.url}/up.php`, { method: 'POST', headers: { 'content-length': 16384 }, body: Buffer.alloc(16384, 'y') });
+  const small = await request(`${s.url}/up.php`, { method: 'POST', headers: { 'content-length': MiB }, body: Buffer.alloc(MiB, 'y') });
   assert.equal(small.status, 200);
-  const large = await request(`${s.url}/up.php`, { method: 'POST', headers: { 'content-length': 16385 }, body: Buffer.alloc(16385, 'y') });
+  const large = await request(`${s.url}/up.php`, { method: 'POST', headers: { 'content-length': MiB + 1 }, body: Buffer.alloc(MiB + 1, 'y') });
   assert.equal(large.status, 500);
   assert.ok(s.stderr().some((line) => /the request body could not be kept in a temporary file: ENOENT; answering 500/.test(line)), s.stderr().join('\n'));
   assert.equal(fcgi.requests.length, 1);

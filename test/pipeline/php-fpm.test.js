@@ -11,7 +11,7 @@ const path = require('node:path');
 const { startPipeline } = require('../support/pipeline');
 const { startPhpFpm, readableByAll } = require('../support/php-fpm');
 const { request, waitUntil } = require('../support/helpers');
-const { openBodyFiles } = require('../support/body-files');
+const { bytesInMemory } = require('../../lib/pipeline/gateway/request-body');
 
 const SCRIPTS = {
   'hello.php': '<?php echo "Hello from PHP ", PHP_VERSION, "\\n"; error_log("a line for the error log");',
@@ -210,7 +210,7 @@ test('a PHP-FPM with one child answers others while a client uploads slowly', as
   t.after(() => slow.destroy());
   const half = `x=${'a'.repeat(49998)}`;
   slow.write(`POST /vars.php HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${2 * half.length}\r\n\r\n${half}`);
-  assert.ok(await waitUntil(() => openBodyFiles().length === 1, 5000), 'svr is reading the upload into a file');
+  assert.ok(await waitUntil(() => bytesInMemory() === half.length, 5000), 'svr is reading the upload');
   const res = await request(`${oneSite.url}/hello.php`);
   assert.equal(res.status, 200);
   assert.match(res.text, /^Hello from PHP/);
