@@ -18,6 +18,7 @@ const tls = require('node:tls');
 const { once } = require('node:events');
 const { waitUntil } = require('../support/helpers');
 const { startTlsPipeline } = require('../support/tls-helpers');
+const { frame } = require('../support/h2-frame');
 
 const SEND_TIMEOUT_MS = 400;
 const HELD_STREAMS = 20; // more than compressionMaxStreams (16): every compression slot taken
@@ -148,14 +149,6 @@ test('HTTP/2 streams with a window of 0 are reset after sendTimeout and give bac
 // A TLS client that speaks HTTP/2, opens every window (so nothing waits on flow control), asks for
 // `streams` large files, then never reads from its socket again.
 function nonReadingClient(port, path, streams) {
-  const frame = (type, flags, id, payload = Buffer.alloc(0)) => {
-    const head = Buffer.alloc(9);
-    head.writeUIntBE(payload.length, 0, 3);
-    head[3] = type;
-    head[4] = flags;
-    head.writeUInt32BE(id, 5);
-    return Buffer.concat([head, payload]);
-  };
   const literal = (index, value) => Buffer.concat([Buffer.from([index, value.length]), Buffer.from(value)]);
   return new Promise((resolve) => {
     const socket = tls.connect({ port, host: '127.0.0.1', servername: 'localhost', rejectUnauthorized: false, ALPNProtocols: ['h2'] }, () => {

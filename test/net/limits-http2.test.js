@@ -12,6 +12,7 @@ const fs = require('node:fs');
 const tls = require('node:tls');
 const { readyWorkerPids } = require('../support/helpers');
 const { startTlsServer, startTlsPipeline, h2Connect, h2Request } = require('../support/tls-helpers');
+const { frame } = require('../support/h2-frame');
 
 const BIG = Buffer.alloc(2 * 1024 * 1024, 'x'); // above fileCacheMaxFileSize: streamed from disk
 
@@ -33,15 +34,6 @@ function remoteSettings(origin) {
 }
 
 // --- a minimal raw HTTP/2 client: what an attacker writes, not what a browser would ---
-
-function frame(type, flags, streamId, payload) {
-  const header = Buffer.alloc(9);
-  header.writeUIntBE(payload.length, 0, 3);
-  header[3] = type;
-  header[4] = flags;
-  header.writeUInt32BE(streamId, 5);
-  return Buffer.concat([header, payload]);
-}
 
 function literal(index, value) { // literal header field without indexing, indexed name
   return Buffer.concat([Buffer.from([index, value.length]), Buffer.from(value)]);
