@@ -24,7 +24,7 @@ test('the minimum configs take their defaults: .php, index.php, the front contro
     env: {}, cache: false, maxConnections: 64, requestBuffering: true, maxBodySize: 209715200, timeouts: { connect: 5000, firstByte: 60000, idle: 60000, keepAlive: 200 },
   });
   assert.equal(config.fastcgi[1].upstream, '127.0.0.1:9000');
-  assert.deepEqual(config.cgi[0], { path: '/cgi-bin/', extensions: [], interpreter: null, env: {}, timeout: 60000, maxProcesses: 16 });
+  assert.deepEqual(config.cgi[0], { path: '/cgi-bin/', extensions: [], interpreter: null, env: {}, timeout: 60000, maxProcesses: 16, requestBuffering: true, maxBodySize: 209715200 });
 });
 
 test('bad gateway rules are named with their key', () => {

@@ -259,3 +259,39 @@ test('an absolute-form target\'s authority is SERVER_NAME and HTTP_HOST, whateve
   const answer = await request(site.url, { path: 'http://App.example:8080/cgi-bin/host.sh?q=1', headers: { host: 'other.example' } });
   assert.equal(answer.text, 'name=app.example host=App.example:8080 uri=/cgi-bin/host.sh?q=1\n');
 });
+
+// The body is read whole before the script starts (requestBuffering): a client uploading slowly
+// holds no process and no slot. With one slot, a request beside an unfinished upload is answered
+// while the upload still waits; without buffering it would wait for the upload's time limit.
+test('with one slot, a request beside a slow upload is answered; the upload reaches its script whole; maxBodySize 413', async (t) => {
+  const { bytesInMemory } = require('../../lib/pipeline/gateway/request-body');
+  const site = await startPipeline({ config: { cgi: [{ path: '/cgi-bin/', timeout: 10000, maxProcesses: 1, maxBodySize: 100000 }] }, files: { 'cgi-bin/echo.sh': SHELL } });
+  t.after(() => site.stop());
+  executable(site, ['cgi-bin/echo.sh']);
+  const net = require('node:net');
+  const slow = net.connect(site.port, '127.0.0.1');
+  let answer = '';
+  slow.setEncoding('latin1');
+  slow.on('data', (chunk) => { answer += chunk; });
+  slow.on('error', () => {});
+  const closed = new Promise((resolve) => slow.on('close', resolve));
+  t.after(() => slow.destroy());
+  slow.write('POST /cgi-bin/echo.sh HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 10\r\n\r\nhello');
+  assert.ok(await waitUntil(() => bytesInMemory() === 5, 5000), 'svr is reading the upload');
+  const other = await request(`${site.url}/cgi-bin/echo.sh?other`);
+  assert.equal(other.status, 200);
+  assert.match(other.text, /query=other/);
+  assert.equal(answer, '', 'the upload is still waiting for the rest of its body');
+  slow.write('world');
+  await closed;
+  assert.match(answer, /^HTTP\/1\.1 200 [^]*body=helloworld/);
+  const large = await new Promise((resolve) => { // the head alone: svr answers without the body
+    const socket = net.connect(site.port, '127.0.0.1', () => socket.write('POST /cgi-bin/echo.sh HTTP/1.1\r\nHost: x\r\nContent-Length: 100001\r\n\r\n'));
+    let text = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk) => { text += chunk; });
+    socket.on('close', () => resolve(text));
+  });
+  assert.match(large, /^HTTP\/1\.1 413 /);
+  await site.waitForLog(/warn cgi \/cgi-bin\/: POST \/cgi-bin\/echo\.sh: a body of 100001 bytes, over maxBodySize \(100000\); answering 413/);
+});

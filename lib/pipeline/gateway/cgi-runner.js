@@ -2,20 +2,23 @@
 // CGI scripts: one process per request (RFC 3875), bounded and timed.
 //
 //   const slots = new Slots(max)            how many scripts run at once (per worker, per rule)
-//   runCgi(req, res, { command, args, cwd, env, timeoutMs, slots, response, log, label })
+//   runCgi(req, res, { command, args, cwd, env, timeoutMs, slots, response, log, label, bufferBody })
 //
 // - The script runs in a process group of its own (detached), so the time limit, a client that
 //   goes away and the end of the script kill the group with SIGKILL: whatever it started in the
 //   background goes too, and nothing it leaves behind holds its output open.
+// - bufferBody (a rule's requestBuffering): the request body is read whole (request-body.js)
+//   before the script takes a slot and starts, so a slow upload holds no process.
 // - The request body is piped to stdin (backpressure through pipe()); stdout goes into the
 //   CgiResponse as it comes, paused while the client's buffer is full; stderr lines go to the
 //   error log (at most MAX_STDERR_BYTES per request).
-// - A request waiting for a slot waits within the same time limit; the limit's end before the
+// - A request reading its body or waiting for a slot does so within the same time limit; the limit's end before the
 //   output started answers 504.
 
 const { spawn } = require('node:child_process');
 const { requestHasBody } = require('../upstream');
 const { StderrLines } = require('./stderr-lines');
+const { bufferRequestBody } = require('./request-body');
 
 const MAX_STDERR_BYTES = 65536;
 
@@ -55,9 +58,11 @@ function killGroup(child) {
   }
 }
 
-function runCgi(req, res, { command, args, cwd, env, timeoutMs, slots, response, log, label }) {
+function runCgi(req, res, { command, args, cwd, env, timeoutMs, slots, response, log, label, bufferBody = false }) {
   let child = null;
   let finished = false;
+  let cancelBuffering = null;
+  let buffered = null; // the body read whole (bufferBody)
   const stderr = new StderrLines((line) => log.error(`cgi ${label}: ${req.url}: ${line}`), MAX_STDERR_BYTES);
   let leaveQueue = null;
 
@@ -83,6 +88,8 @@ function runCgi(req, res, { command, args, cwd, env, timeoutMs, slots, response,
     res.removeListener('close', onClientClose);
     clearTimeout(timer);
     if (leaveQueue) leaveQueue();
+    if (cancelBuffering) cancelBuffering();
+    if (buffered !== null) buffered.dispose();
     if (child !== null) killGroup(child);
     stderr.flush();
   }
@@ -106,7 +113,8 @@ function runCgi(req, res, { command, args, cwd, env, timeoutMs, slots, response,
       response.end();
     });
     child.stdin.on('error', () => {}); // a script that does not read its body: EPIPE is no failure
-    if (requestHasBody(req)) req.pipe(child.stdin);
+    if (buffered !== null) buffered.open().pipe(child.stdin);
+    else if (requestHasBody(req)) req.pipe(child.stdin);
     else child.stdin.end();
     child.stdout.on('data', (chunk) => {
       if (finished) return;
@@ -120,8 +128,20 @@ function runCgi(req, res, { command, args, cwd, env, timeoutMs, slots, response,
     child.stderr.on('data', (chunk) => stderr.push(chunk));
   }
 
+  // A body read whole first holds neither a process nor a slot while it arrives.
+  function readBodyFirst() {
+    cancelBuffering = bufferRequestBody(req, {}, (error, body) => {
+      cancelBuffering = null;
+      if (finished) return body && body.dispose();
+      if (error) return stop(error.status, error.message);
+      buffered = body;
+      leaveQueue = slots.take(start);
+    });
+  }
+
   res.once('close', onClientClose);
-  leaveQueue = slots.take(start);
+  if (bufferBody && requestHasBody(req)) readBodyFirst();
+  else leaveQueue = slots.take(start);
 }
 
 module.exports = { runCgi, Slots };

@@ -71,8 +71,8 @@ function createGatewayStage(site, { cache = null, accessRules = null } = {}) {
     // PHP and CGI scripts read CONTENT_LENGTH bytes: a body of unknown length (chunked, or HTTP/2
     // without content-length) would reach them empty. Streaming forbids counting it first.
     if (req.headers['content-length'] === undefined && requestHasBody(req)) return site.sendError(req, res, 411);
+    if (Number(req.headers['content-length']) > rule.maxBodySize) return refuseLargeBody(req, res, rule);
     if (rule.kind === 'fastcgi') {
-      if (Number(req.headers['content-length']) > rule.maxBodySize) return refuseLargeBody(req, res, rule);
       if (rule.cache && cache !== null) {
         const ctx = { isTrusted, sendError: site.sendError, found, next, redirects };
         return req.method === 'PURGE' ? cache.purge(req, res, rule, ctx) : cache.handle(req, res, rule, ctx, runFastcgi);
@@ -115,7 +115,7 @@ function createGatewayStage(site, { cache = null, accessRules = null } = {}) {
   // Before any of the body is read: the client is told to stop (the connection closes after the
   // answer) rather than made to send what would be dropped.
   function refuseLargeBody(req, res, rule) {
-    log.warn(`fastcgi ${rule.label}: ${req.method} ${req.url}: a body of ${req.headers['content-length']} bytes, over maxBodySize (${rule.maxBodySize}); answering 413`);
+    log.warn(`${rule.kind} ${rule.label}: ${req.method} ${req.url}: a body of ${req.headers['content-length']} bytes, over maxBodySize (${rule.maxBodySize}); answering 413`);
     if (req.httpVersionMajor === 1) res.setHeader('Connection', 'close');
     return site.sendError(req, res, 413);
   }
@@ -154,6 +154,7 @@ function createGatewayStage(site, { cache = null, accessRules = null } = {}) {
     const [command, ...args] = rule.interpreter === null ? [found.filename] : [...rule.interpreter, found.filename];
     return runCgi(req, res, {
       command, args, cwd: path.dirname(found.filename), env, timeoutMs: rule.timeoutMs, slots: rule.slots, response, log, label: rule.label,
+      bufferBody: rule.requestBuffering,
     });
   }
 

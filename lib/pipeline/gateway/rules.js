@@ -4,8 +4,8 @@
 //
 //   compileGatewayRules(config) -> { rules, errors }   errors name the key path.
 //   rule: { kind: 'fastcgi' | 'cgi', at, label, prefix, matchesHost, extensions, index,
-//           frontController, wholeDirectory, env, ... }; a fastcgi rule also has `cache`,
-//           `requestBuffering` and `maxBodySize`
+//           frontController, wholeDirectory, env, requestBuffering, maxBodySize, ... }; a
+//           fastcgi rule also has `cache`
 
 const { compileHostPattern } = require('../../http/host');
 const { ConnectionPool } = require('./fastcgi/pool');
@@ -70,6 +70,8 @@ function compileCgi(entry, at, errors) {
     interpreter: entry.interpreter,
     timeoutMs: entry.timeout,
     slots: new Slots(entry.maxProcesses),
+    requestBuffering: entry.requestBuffering !== false,
+    maxBodySize: entry.maxBodySize,
   };
 }
 
