@@ -18,7 +18,7 @@
 const { spawn } = require('node:child_process');
 const { requestHasBody } = require('../upstream');
 const { StderrLines } = require('./stderr-lines');
-const { bufferRequestBody } = require('./request-body');
+const { readBodyFirst } = require('./request-body');
 
 const MAX_STDERR_BYTES = 65536;
 
@@ -128,20 +128,15 @@ function runCgi(req, res, { command, args, cwd, env, timeoutMs, slots, response,
     child.stderr.on('data', (chunk) => stderr.push(chunk));
   }
 
-  // A body read whole first holds neither a process nor a slot while it arrives.
-  function readBodyFirst() {
-    cancelBuffering = bufferRequestBody(req, {}, (error, body) => {
-      cancelBuffering = null;
-      if (finished) return body && body.dispose();
-      if (error) return stop(error.status, error.message);
-      buffered = body;
-      leaveQueue = slots.take(start);
-    });
-  }
+  const takeSlot = () => { leaveQueue = slots.take(start); };
 
   res.once('close', onClientClose);
-  if (bufferBody && requestHasBody(req)) readBodyFirst();
-  else leaveQueue = slots.take(start);
+  // A body read whole first holds neither a process nor a slot while it arrives.
+  if (bufferBody && requestHasBody(req)) {
+    cancelBuffering = readBodyFirst(req, { isOver: () => finished, fail: stop, next: (body) => { buffered = body; takeSlot(); } });
+  } else {
+    takeSlot();
+  }
 }
 
 module.exports = { runCgi, Slots };

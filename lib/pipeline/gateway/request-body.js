@@ -6,7 +6,10 @@
 //     done(error, body) once the body has arrived whole; error.status: 400 (the client stopped
 //     sending), 500 (the temporary file could not be written)
 //     body.length; body.open() -> a Readable of its bytes (once); body.dispose() frees it
-//   cancel(): stop reading and free what was kept (the client went away)
+//   cancel(): stop reading and free what was kept (the client went away); nothing once done
+//   readBodyFirst(req, { isOver, fail, next }) -> cancel(): the gateways' use of it: next(body)
+//     once the body is whole, fail(status, reason) if it cannot be; a body that comes once the
+//     request is over (isOver(): the client went, the time limit passed) is freed at once
 //
 // A body of up to BODY_MEMORY_BYTES stays in memory while the worker's bodies held so come to
 // WORKER_MEMORY_BYTES at most (form posts, most uploads): writing a 1 MiB body to a file and reading
@@ -191,4 +194,12 @@ function bufferRequestBody(req, { tempDir } = {}, done) {
   };
 }
 
-module.exports = { bufferRequestBody, bytesInMemory, BODY_MEMORY_BYTES, WORKER_MEMORY_BYTES };
+function readBodyFirst(req, { isOver, fail, next }) {
+  return bufferRequestBody(req, {}, (error, body) => {
+    if (isOver()) return body && body.dispose();
+    if (error) return fail(error.status, error.message);
+    return next(body);
+  });
+}
+
+module.exports = { bufferRequestBody, readBodyFirst, bytesInMemory, BODY_MEMORY_BYTES, WORKER_MEMORY_BYTES };

@@ -25,7 +25,7 @@
 const { TYPE, PROTOCOL_STATUS, REQUEST_ID, beginRequest, paramsRecords, streamRecords } = require('./records');
 const { requestHasBody } = require('../../upstream');
 const { StderrLines } = require('../stderr-lines');
-const { bufferRequestBody } = require('../request-body');
+const { readBodyFirst } = require('../request-body');
 
 const MAX_STDERR_BYTES = 65536;
 // A kept-alive connection the server closed as the request went out; any other error (a record
@@ -167,16 +167,6 @@ function fastcgiRequest(req, res, { pool, params, timeouts, response, log, label
     else source.on('close', () => { if (!bodySent) stop(500, 'the buffered request body could not be read'); });
   }
 
-  function readBodyFirst() {
-    cancelBuffering = bufferRequestBody(req, {}, (error, body) => {
-      cancelBuffering = null;
-      if (finished) return body && body.dispose();
-      if (error) return stop(error.status, error.message);
-      buffered = body;
-      acquire();
-    });
-  }
-
   function acquire() {
     cancelWait = pool.acquire((error, c) => {
       cancelWait = null;
@@ -187,8 +177,11 @@ function fastcgiRequest(req, res, { pool, params, timeouts, response, log, label
   }
 
   res.once('close', onClientClose);
-  if (hasBody && bufferBody) readBodyFirst();
-  else acquire();
+  if (hasBody && bufferBody) {
+    cancelBuffering = readBodyFirst(req, { isOver: () => finished, fail: stop, next: (body) => { buffered = body; acquire(); } });
+  } else {
+    acquire();
+  }
 }
 
 module.exports = { fastcgiRequest };
