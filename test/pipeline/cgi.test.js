@@ -264,7 +264,7 @@ test('an absolute-form target\'s authority is SERVER_NAME and HTTP_HOST, whateve
 // holds no process and no slot. With one slot, a request beside an unfinished upload is answered
 // while the upload still waits; without buffering it would wait for the upload's time limit.
 test('with one slot, a request beside a slow upload is answered; the upload reaches its script whole; maxBodySize 413', async (t) => {
-  const { bytesInMemory } = require('../../lib/pipeline/gateway/request-body');
+  const { bytesInMemory } = require('../../lib/pipeline/upstream/request-body');
   const site = await startPipeline({ config: { cgi: [{ path: '/cgi-bin/', timeout: 10000, maxProcesses: 1, maxBodySize: 100000 }] }, files: { 'cgi-bin/echo.sh': SHELL } });
   t.after(() => site.stop());
   executable(site, ['cgi-bin/echo.sh']);

@@ -16,7 +16,7 @@ const { startPipeline } = require('../support/pipeline');
 const { startFakeFastcgi } = require('../support/fake-fastcgi');
 const { makeTempDir, request, waitUntil } = require('../support/helpers');
 const { openBodyFiles } = require('../support/body-files');
-const { bytesInMemory, BODY_MEMORY_BYTES, WORKER_MEMORY_BYTES } = require('../../lib/pipeline/gateway/request-body');
+const { bytesInMemory, BODY_MEMORY_BYTES, WORKER_MEMORY_BYTES } = require('../../lib/pipeline/upstream/request-body');
 
 const MiB = 1024 * 1024;
 

@@ -11,7 +11,7 @@ const path = require('node:path');
 const { startPipeline } = require('../support/pipeline');
 const { startPhpFpm, readableByAll } = require('../support/php-fpm');
 const { request, waitUntil } = require('../support/helpers');
-const { bytesInMemory } = require('../../lib/pipeline/gateway/request-body');
+const { bytesInMemory } = require('../../lib/pipeline/upstream/request-body');
 
 const SCRIPTS = {
   'hello.php': '<?php echo "Hello from PHP ", PHP_VERSION, "\\n"; error_log("a line for the error log");',

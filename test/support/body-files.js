@@ -1,5 +1,5 @@
 'use strict';
-// The files svr keeps request bodies in (lib/pipeline/gateway/request-body.js) that this process
+// The files svr keeps request bodies in (lib/pipeline/upstream/request-body.js) that this process
 // holds open: the pipeline runs in the test's process. Each is a /proc/self/fd link target, such
 // as '/tmp/svr-body-<hex> (deleted)'.
 

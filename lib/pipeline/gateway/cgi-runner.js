@@ -7,7 +7,7 @@
 // - The script runs in a process group of its own (detached), so the time limit, a client that
 //   goes away and the end of the script kill the group with SIGKILL: whatever it started in the
 //   background goes too, and nothing it leaves behind holds its output open.
-// - bufferBody (a rule's requestBuffering): the request body is read whole (request-body.js)
+// - bufferBody (a rule's requestBuffering): the request body is read whole (../upstream/request-body.js)
 //   before the script takes a slot and starts, so a slow upload holds no process.
 // - The request body is piped to stdin (backpressure through pipe()); stdout goes into the
 //   CgiResponse as it comes, paused while the client's buffer is full; stderr lines go to the
@@ -18,7 +18,7 @@
 const { spawn } = require('node:child_process');
 const { requestHasBody } = require('../upstream');
 const { StderrLines } = require('./stderr-lines');
-const { readBodyFirst } = require('./request-body');
+const { readBodyFirst } = require('../upstream/request-body');
 
 const MAX_STDERR_BYTES = 65536;
 

@@ -13,8 +13,8 @@
 //
 // Parts: rules.js (the rules, compiled once), script-path.js (URL path -> script, PATH_INFO),
 // environment.js (RFC 3875 variables), cgi-response.js (the script's header block and body),
-// request-body.js (a body read whole before PHP-FPM is asked), fastcgi/ (records, pooled
-// connections, one request), cgi-runner.js (processes). A caching
+// ../upstream/request-body.js (a body read whole before PHP-FPM is asked), fastcgi/ (records,
+// pooled connections, one request), cgi-runner.js (processes). A caching
 // fastcgi rule goes through the pipeline's response cache (../cache/), which calls runFastcgi
 // with its hooks for what it cannot answer itself.
 //

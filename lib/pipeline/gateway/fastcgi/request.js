@@ -5,7 +5,7 @@
 //     params: [[name, value]] (environment.js); response: a CgiResponse (../cgi-response.js),
 //     whose fail(status, reason) answers when the request cannot go on.
 //
-// - bufferBody (a rule's requestBuffering): the request body is read whole (../request-body.js)
+// - bufferBody (a rule's requestBuffering): the request body is read whole (../../upstream/request-body.js)
 //   before a connection is taken, so a PHP-FPM child never waits for a slow upload. Without it
 //   the body goes out as FCGI_STDIN records as it arrives.
 // - Either way, while the socket's buffer is full the body's source is paused, so a large upload
@@ -25,7 +25,7 @@
 const { TYPE, PROTOCOL_STATUS, REQUEST_ID, beginRequest, paramsRecords, streamRecords } = require('./records');
 const { requestHasBody } = require('../../upstream');
 const { StderrLines } = require('../stderr-lines');
-const { readBodyFirst } = require('../request-body');
+const { readBodyFirst } = require('../../upstream/request-body');
 
 const MAX_STDERR_BYTES = 65536;
 // A kept-alive connection the server closed as the request went out; any other error (a record

@@ -1,15 +1,17 @@
 'use strict';
-// A request body read whole before the gateway takes a FastCGI connection (a rule's
-// `requestBuffering`): a PHP-FPM child then waits for no client's upload, however slow.
+// A request body read whole before an upstream is asked (a fastcgi, cgi or proxy rule's
+// `requestBuffering`): a PHP-FPM child, a CGI process or an upstream connection then waits for no
+// client's upload, however slow.
 //
-//   bufferRequestBody(req, { tempDir }, done) -> cancel()
+//   bufferRequestBody(req, { tempDir, maxBytes }, done) -> cancel()
 //     done(error, body) once the body has arrived whole; error.status: 400 (the client stopped
-//     sending), 500 (the temporary file could not be written)
+//     sending), 413 (more than maxBytes came: a body without Content-Length), 500 (the temporary
+//     file could not be written)
 //     body.length; body.open() -> a Readable of its bytes (once); body.dispose() frees it
 //   cancel(): stop reading and free what was kept (the client went away); nothing once done
-//   readBodyFirst(req, { isOver, fail, next }) -> cancel(): the gateways' use of it: next(body)
-//     once the body is whole, fail(status, reason) if it cannot be; a body that comes once the
-//     request is over (isOver(): the client went, the time limit passed) is freed at once
+//   readBodyFirst(req, { isOver, fail, next, maxBytes }) -> cancel(): the stages' use of it:
+//     next(body) once the body is whole, fail(status, reason) if it cannot be; a body that comes
+//     once the request is over (isOver(): the client went, the time limit passed) is freed at once
 //
 // A body of up to BODY_MEMORY_BYTES stays in memory while the worker's bodies held so come to
 // WORKER_MEMORY_BYTES at most (form posts, most uploads): writing a 1 MiB body to a file and reading
@@ -91,7 +93,7 @@ class BufferedBody {
   }
 }
 
-function bufferRequestBody(req, { tempDir } = {}, done) {
+function bufferRequestBody(req, { tempDir, maxBytes = Infinity } = {}, done) {
   let kept = []; // in memory, or waiting for the file
   let keptBytes = 0;
   let length = 0;
@@ -151,6 +153,7 @@ function bufferRequestBody(req, { tempDir } = {}, done) {
 
   function onData(chunk) {
     length += chunk.length;
+    if (length > maxBytes) return fail(new BodyError(413, `the request body is over ${maxBytes} bytes`));
     kept.push(chunk);
     keptBytes += chunk.length;
     if (tail === null) {
@@ -194,8 +197,8 @@ function bufferRequestBody(req, { tempDir } = {}, done) {
   };
 }
 
-function readBodyFirst(req, { isOver, fail, next }) {
-  return bufferRequestBody(req, {}, (error, body) => {
+function readBodyFirst(req, { isOver, fail, next, maxBytes }) {
+  return bufferRequestBody(req, { maxBytes }, (error, body) => {
     if (isOver()) return body && body.dispose();
     if (error) return fail(error.status, error.message);
     return next(body);
