@@ -39,6 +39,7 @@ function compileRule(entry, at, errors) {
   }
   const upstreams = targets.map((parsed) => createUpstream(parsed, { verifyTLS: entry.verifyTLS, idleMs: timeouts.idle }));
   return {
+    at,
     prefix,
     // "/api/" also takes "/api" (forwarded as the prefix's root), as a user would expect.
     bare: prefix.length > 1 && prefix.endsWith('/') ? prefix.slice(0, -1) : null,
@@ -50,6 +51,8 @@ function compileRule(entry, at, errors) {
     timeouts,
     upgradeProtocols: new Set(entry.upgradeProtocols.map((token) => token.toLowerCase())),
     retries: entry.retries,
+    requestBuffering: entry.requestBuffering === true,
+    maxBodySize: entry.maxBodySize,
     requestHeaders: compileHeaderEdits(entry.requestHeaders),
     responseHeaders: compileHeaderEdits(entry.responseHeaders),
     pool: new UpstreamPool(upstreams, { balance: entry.balance, passive: entry.passiveHealth, check: entry.healthCheck }),

@@ -81,8 +81,10 @@ function check(upstream, { path, timeout }, headers, settle) {
   req.end();
 }
 
-// One try. exchange: { path (path + query to ask for), headers (to send), timeouts: { connect,
-// headers, idle }, responseHeaders(upRes) -> the headers for the client, log, onResponse? }.
+// One try. exchange: { path (path + query to ask for), headers (to send), body (read whole, or
+// null: req streams), maxBodySize, refuseBody() (a streamed body went past maxBodySize),
+// timeouts: { connect, headers, idle }, responseHeaders(upRes) -> the headers for the client,
+// log, onResponse? }.
 // onResponse(upRes, headers) (the proxy cache): 'handled' when it answered the client itself
 // (then it consumes upRes), or a tap { data(chunk), end(), abort() } that sees the body as it
 // streams to the client, or null. onNoResponse() (the cache): the client left before any response.
@@ -188,18 +190,46 @@ function send(req, res, upstream, exchange, onFailure) {
     }
   });
 
-  if (requestHasBody(req)) {
-    // Node frames a body it has no Content-Length for only for the methods it expects one with
-    // (POST, PUT, ...): a GET's or an OPTIONS's body, chunked by the client (Transfer-Encoding is
-    // hop-by-hop, not forwarded) or sent in HTTP/2 DATA frames, went out raw, and the upstream read
-    // it as the next request on the kept-alive connection: a request smuggled past every rule, then
-    // answered to whoever was next on that connection. Such a body is sent chunked.
-    if (!upReq.hasHeader('content-length')) upReq.useChunkedEncodingByDefault = true;
-    req.pipe(upReq);
-    req.on('error', () => upReq.destroy());
-  } else {
-    upReq.end();
+  if (exchange.body) return sendBufferedBody(exchange.body, upReq);
+  if (!requestHasBody(req)) return upReq.end();
+  // Node frames a body it has no Content-Length for only for the methods it expects one with
+  // (POST, PUT, ...): a GET's or an OPTIONS's body, chunked by the client (Transfer-Encoding is
+  // hop-by-hop, not forwarded) or sent in HTTP/2 DATA frames, went out raw, and the upstream read
+  // it as the next request on the kept-alive connection: a request smuggled past every rule, then
+  // answered to whoever was next on that connection. Such a body is sent chunked.
+  if (!upReq.hasHeader('content-length')) {
+    upReq.useChunkedEncodingByDefault = true;
+    limitBody(req, exchange.maxBodySize, () => {
+      req.unpipe(upReq);
+      done();
+      upReq.destroy();
+      exchange.refuseBody();
+    });
   }
+  req.pipe(upReq);
+  req.on('error', () => upReq.destroy());
+  return undefined;
+}
+
+// A body read whole (exchange.body, with its Content-Length among the headers).
+function sendBufferedBody(body, upReq) {
+  const source = body.open();
+  source.on('error', () => upReq.destroy());
+  source.pipe(upReq);
+}
+
+// A body of unknown length (chunked, or HTTP/2 without content-length) is counted as it streams;
+// past maxBytes, tooLarge() once.
+function limitBody(req, maxBytes, tooLarge) {
+  if (!(maxBytes < Infinity)) return;
+  let bytes = 0;
+  const count = (chunk) => {
+    bytes += chunk.length;
+    if (bytes <= maxBytes) return;
+    req.removeListener('data', count);
+    tooLarge();
+  };
+  req.on('data', count);
 }
 
 module.exports = { name: 'http', schemes: ['http:', 'https:', 'unix:'], expected: EXPECTED, parse, connection, serverName, check, send };

@@ -6,6 +6,7 @@
 //   retry.js   tryUpstreams: pick an upstream, send, on a failure before any response byte
 //              retry another (idempotent requests without a body only), then give up with 502/504
 //   http.js    the HTTP transport (http://, https://, unix:), the one the proxy speaks
+//   request-body.js  a request body read whole before an upstream is asked (requestBuffering)
 //
 // A transport is { name, schemes: ['scheme:', ...],
 //   parse(text) -> target | { error }       a target: { label, ... } (what the transport needs)
@@ -18,6 +19,7 @@
 const http = require('./http');
 const { Upstream, UpstreamPool } = require('./pool');
 const { tryUpstreams, requestHasBody } = require('./retry');
+const { readBodyFirst } = require('./request-body');
 
 const TRANSPORTS = [http];
 
@@ -33,4 +35,4 @@ function createUpstream({ transport, target }, options) {
   return new Upstream(target, transport, options);
 }
 
-module.exports = { parseUpstream, createUpstream, UpstreamPool, tryUpstreams, requestHasBody, TRANSPORTS };
+module.exports = { parseUpstream, createUpstream, UpstreamPool, tryUpstreams, requestHasBody, readBodyFirst, TRANSPORTS };

@@ -423,7 +423,8 @@ test('a large upload streams with bounded memory (backpressure)', async () => {
     req.on('end', () => res.end(String(received)));
   });
   await listen(up);
-  const proxy = await proxyServer({ proxy: [{ path: '/', upstreams: [`http://127.0.0.1:${up.address().port}`] }] });
+  // Over the default maxBodySize (200 MiB): a rule for large uploads raises it.
+  const proxy = await proxyServer({ proxy: [{ path: '/', upstreams: [`http://127.0.0.1:${up.address().port}`], maxBodySize: TOTAL }] });
   try {
     const before = process.memoryUsage().rss;
     let peak = before;

@@ -1,0 +1,154 @@
+'use strict';
+// A proxy rule's request bodies: streamed to the upstream as they arrive (the default), or read
+// whole first with `requestBuffering` and sent with a Content-Length, so a slow upload holds no
+// upstream connection; `maxBodySize` refuses a larger body with 413 either way. Against an
+// upstream in this process that reports what it got and counts its connections.
+
+const { test } = require('node:test');
+const assert = require('node:assert/strict');
+const crypto = require('node:crypto');
+const http = require('node:http');
+const net = require('node:net');
+const { startPipeline } = require('../../support/pipeline');
+const { startTlsPipeline, h2Request } = require('../../support/tls-helpers');
+const { request, waitUntil } = require('../../support/helpers');
+const { openBodyFiles } = require('../../support/body-files');
+const { bytesInMemory } = require('../../../lib/pipeline/upstream/request-body');
+
+const MiB = 1024 * 1024;
+const sha256 = (bytes) => crypto.createHash('sha256').update(bytes).digest('hex');
+
+// Answers "<length> <sha256>" of the body, after it came whole; `started` has each request's
+// head as it arrived, before its body.
+async function checksumUpstream(t) {
+  const started = [];
+  let connections = 0;
+  const server = http.createServer((req, res) => {
+    started.push({ url: req.url, headers: req.headers });
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      res.end(`${body.length} ${sha256(body)}`);
+    });
+  });
+  server.on('connection', () => { connections++; });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => { server.closeAllConnections(); server.close(); });
+  return { url: `http://127.0.0.1:${server.address().port}`, started, connections: () => connections };
+}
+
+async function site(t, upstream, rule = {}) {
+  const s = await startPipeline({ config: { proxy: [{ path: '/app/', upstreams: [upstream.url], ...rule }] } });
+  t.after(() => s.stop());
+  return s;
+}
+
+// Sends a head and the first bytes of a body, then waits; `received()` is what came back so far,
+// `closed` resolves with all of it once the connection closes.
+function partialUpload(port, head, first) {
+  return new Promise((resolve) => {
+    let text = '';
+    const socket = net.connect(port, '127.0.0.1', () => {
+      socket.write(`${head}\r\n\r\n`);
+      socket.write(first, () => resolve({ socket, received: () => text, closed }));
+    });
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk) => { text += chunk; });
+    socket.on('error', () => {});
+    const closed = new Promise((done) => socket.on('close', () => done(text)));
+  });
+}
+
+const chunk = (bytes) => `${bytes.length.toString(16)}\r\n${bytes}\r\n`;
+
+test('by default a body streams: the upstream has the request before the body is whole', async (t) => {
+  const upstream = await checksumUpstream(t);
+  const s = await site(t, upstream);
+  const upload = await partialUpload(s.port, 'POST /app/up HTTP/1.1\r\nHost: x\r\nContent-Length: 10', 'abcde');
+  t.after(() => upload.socket.destroy());
+  assert.ok(await waitUntil(() => upstream.started.length === 1, 5000), 'the upstream saw the request head');
+  upload.socket.write('fghij');
+  assert.ok(await waitUntil(() => upload.received().includes(`10 ${sha256('abcdefghij')}`), 5000), upload.received());
+});
+
+test('requestBuffering: a slow upload holds no upstream connection; the whole body goes with a Content-Length', async (t) => {
+  const upstream = await checksumUpstream(t);
+  const s = await site(t, upstream, { requestBuffering: true });
+  const upload = await partialUpload(s.port, 'POST /app/up HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked', chunk('a'.repeat(5000)));
+  t.after(() => upload.socket.destroy());
+  assert.ok(await waitUntil(() => bytesInMemory() === 5000, 5000), 'svr is reading the slow upload');
+  const other = await request(`${s.url}/app/other`);
+  assert.equal(other.status, 200, 'another request went through');
+  assert.deepEqual(upstream.started.map((r) => r.url), ['/app/other'], 'the slow upload reached the upstream not at all');
+  assert.equal(upstream.connections(), 1);
+  upload.socket.write(`${chunk('b'.repeat(3000))}0\r\n\r\n`);
+  const expected = `8000 ${sha256('a'.repeat(5000) + 'b'.repeat(3000))}`;
+  assert.ok(await waitUntil(() => upload.received().includes(expected), 5000), upload.received());
+  const sent = upstream.started[1].headers;
+  assert.equal(sent['content-length'], '8000', 'a chunked body is sent with its length');
+  assert.equal(sent['transfer-encoding'], undefined);
+  assert.ok(await waitUntil(() => bytesInMemory() === 0, 5000), `memory given back: ${bytesInMemory()}`);
+});
+
+test('requestBuffering: a body over 1 MiB goes through a file, every byte arrives, the file is closed after', async (t) => {
+  const upstream = await checksumUpstream(t);
+  const s = await site(t, upstream, { requestBuffering: true });
+  for (const size of [MiB, MiB + 1, 3 * MiB + 7]) {
+    const body = crypto.randomBytes(size);
+    const res = await request(`${s.url}/app/up`, { method: 'PUT', headers: { 'content-length': size }, body });
+    assert.equal(res.text, `${size} ${sha256(body)}`, `${size} bytes`);
+  }
+  assert.ok(await waitUntil(() => bytesInMemory() === 0 && openBodyFiles().length === 0, 5000), 'memory and files given back');
+});
+
+test('requestBuffering: a client that goes away mid-upload leaves nothing behind and reaches no upstream', async (t) => {
+  const upstream = await checksumUpstream(t);
+  const s = await site(t, upstream, { requestBuffering: true });
+  const upload = await partialUpload(s.port, 'POST /app/up HTTP/1.1\r\nHost: x\r\nContent-Length: 100000', 'a'.repeat(50000));
+  assert.ok(await waitUntil(() => bytesInMemory() === 50000, 5000), 'the body is being kept');
+  upload.socket.destroy();
+  assert.ok(await waitUntil(() => bytesInMemory() === 0, 5000), 'the memory is given back');
+  assert.equal(upstream.connections(), 0);
+});
+
+test('maxBodySize: a Content-Length over it gets 413 before any byte is read, Connection: close; at it, 200', async (t) => {
+  const upstream = await checksumUpstream(t);
+  for (const requestBuffering of [false, true]) {
+    const s = await site(t, upstream, { maxBodySize: 100, requestBuffering });
+    const at = await request(`${s.url}/app/up`, { method: 'POST', headers: { 'content-length': 100 }, body: 'a'.repeat(100) });
+    assert.equal(at.text, `100 ${sha256('a'.repeat(100))}`);
+    const upload = await partialUpload(s.port, 'POST /app/up HTTP/1.1\r\nHost: x\r\nContent-Length: 101', '');
+    const answer = await upload.closed;
+    assert.match(answer, /^HTTP\/1\.1 413 /, `requestBuffering ${requestBuffering}`);
+    assert.match(answer, /\r\nConnection: close\r\n/i);
+    assert.match(s.stderr().join('\n'), /proxy\[0\]\.maxBodySize \(100\); answering 413/);
+  }
+  assert.equal(upstream.started.length, 2, 'only the bodies at the limit reached the upstream');
+});
+
+test('maxBodySize: a chunked body is cut at the limit, streamed or buffered', async (t) => {
+  for (const requestBuffering of [false, true]) {
+    const upstream = await checksumUpstream(t);
+    const s = await site(t, upstream, { maxBodySize: 100, requestBuffering });
+    const at = await partialUpload(s.port, 'POST /app/up HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close', `${chunk('a'.repeat(60))}${chunk('b'.repeat(40))}0\r\n\r\n`);
+    assert.match(await at.closed, new RegExp(`100 ${sha256('a'.repeat(60) + 'b'.repeat(40))}`), 'a chunked body of exactly maxBodySize');
+    const over = await partialUpload(s.port, 'POST /app/up HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked', `${chunk('a'.repeat(60))}${chunk('b'.repeat(41))}`);
+    const answer = await over.closed;
+    assert.match(answer, /^HTTP\/1\.1 413 /, `requestBuffering ${requestBuffering}: ${answer.slice(0, 80)}`);
+    assert.match(s.stderr().join('\n'), /a body without Content-Length over proxy\[0\]\.maxBodySize \(100\)/);
+    if (requestBuffering) assert.equal(upstream.started.length, 1, 'a buffered body over the limit reached no upstream');
+  }
+});
+
+test('maxBodySize over HTTP/2: a body without content-length is refused once it passes the limit', async (t) => {
+  for (const requestBuffering of [false, true]) {
+    const upstream = await checksumUpstream(t);
+    const s = await startTlsPipeline({ config: { enableHTTP2: true, proxy: [{ path: '/app/', upstreams: [upstream.url], maxBodySize: 100, requestBuffering }] } });
+    t.after(() => s.stop());
+    const at = await h2Request(s.httpsUrl, '/app/up', { method: 'POST', body: 'a'.repeat(100) });
+    assert.equal(at.text, `100 ${sha256('a'.repeat(100))}`);
+    const over = await h2Request(s.httpsUrl, '/app/up', { method: 'POST', body: 'a'.repeat(101) });
+    assert.equal(over.status, 413, `requestBuffering ${requestBuffering}`);
+  }
+});
