@@ -29,7 +29,7 @@ const SCRIPTS = {
       file_put_contents("$d/slow.active", $a); file_put_contents("$d/slow.max", max($a, (int) @file_get_contents("$d/slow.max"))); flock($lock, LOCK_UN); };
     $add(1); usleep(1000000); $add(-1); echo "slow";`,
   // Stored, and revalidated on every use: PHP answers 304 to the ETag svr sends for it.
-  'match.php': `<?php ${COUNT} header('ETag: "m1"'); header("Cache-Control: public, max-age=60"); echo "match $n";`,
+  'match.php': `<?php ${COUNT} header('ETag: "m1"'); header("Cache-Control: public, max-age=60"); header("Vary: Accept-Language"); echo "match $n";`,
   'tagged.php': `<?php ${COUNT} header('ETag: "v1"'); header("Cache-Control: no-cache");
     if (($_SERVER["HTTP_IF_NONE_MATCH"] ?? "") === '"v1"') { http_response_code(304); exit; } echo "tagged $n";`,
 };
@@ -152,16 +152,18 @@ test('a no-cache page with an ETag is revalidated with PHP: its 304 is answered 
   return undefined;
 });
 
-test('a failing If-Match gets 412 from a PHP page\'s miss (then not stored) and from its hit', async (t) => {
+test('a failing If-Match gets 412 from a PHP page\'s miss (then not stored) and from its hit, with the page\'s Vary', async (t) => {
   const { skip, runs, get, stored } = await setUp(t);
   if (skip) return t.skip(skip);
   const missed = await get('/match.php', { 'if-match': '"other"' });
   assert.deepEqual([missed.status, missed.headers['x-cache']], [412, 'MISS']);
+  assert.match(missed.headers.vary, /^Accept-Language, Accept$/, 'the page\'s Vary, and the error page\'s own');
   const first = await get('/match.php');
   assert.deepEqual([first.status, first.headers['x-cache'], first.text], [200, 'MISS', 'match 2'], 'the 412 left nothing stored');
   await stored(1);
   const hit = await get('/match.php', { 'if-match': '"other"' });
   assert.deepEqual([hit.status, hit.headers['x-cache']], [412, 'HIT']);
+  assert.match(hit.headers.vary, /^Accept-Language, Accept$/, 'the stored page\'s Vary, and the error page\'s own');
   const matched = await get('/match.php', { 'if-match': '"m1"' });
   assert.deepEqual([matched.status, matched.headers['x-cache'], matched.text], [200, 'HIT', 'match 2']);
   assert.equal(runs('match.php'), 2, 'PHP ran for the two misses only');

@@ -52,6 +52,7 @@ function startUpstream() {
         return send({ etag: '"nc"', 'cache-control': 'no-cache' }, `no-cache ${n}`);
       case '/tagged': return send({ etag: '"t1"', 'cache-control': 'max-age=60' }, `tagged ${n}`);
       case '/dated': return send({ etag: '"d1"', 'last-modified': LAST_MODIFIED, 'cache-control': 'max-age=60' }, `dated ${n}`);
+      case '/varied': return send({ etag: '"v2"', 'last-modified': LAST_MODIFIED, 'cache-control': 'max-age=60', vary: 'Accept-Encoding, Accept-Language' }, `varied ${req.headers['accept-language']} ${n}`);
       case '/weak': return send({ etag: 'W/"w1"', 'cache-control': 'max-age=60' }, `weak ${n}`);
       case '/gone': res.writeHead(404, { etag: '"g1"', 'cache-control': 'max-age=60' }); return res.end(`gone ${n}`);
       case '/plain-short': return send({ 'cache-control': 'max-age=1' }, `plain-short ${n}`);
@@ -247,6 +248,30 @@ test('the client\'s preconditions in RFC 9110 order: a failing If-Match or If-Un
   assert.deepEqual([unchangedGone.status, unchangedGone.headers['x-cache'], unchangedGone.text], [404, 'HIT', 'gone 1']);
   assert.equal(upstream.count('/dated'), 2, 'every conditional request after the first two was answered from the cache');
   await server.waitForLog(/"GET \/dated HTTP\/1\.1" 412 \d+ "-" "-" \d+\.\d{3} HIT$/, 'stdout');
+});
+
+// The 412 was sendError's page alone (Vary: Accept): a shared cache in front could give the 412
+// computed against one variant to a request for another.
+test('a 412 carries the Vary of the response it was computed against, on a miss and a hit, as the 304 does', async (t) => {
+  const { upstream, get, stored } = await setUp(t);
+  const varyOf = (answer) => String(answer.headers.vary || '').split(',').map((name) => name.trim().toLowerCase()).filter(Boolean);
+  const asked = { 'accept-encoding': 'gzip', 'accept-language': 'fr' };
+  const missed = await get('/varied', { ...asked, 'if-match': '"other"' });
+  assert.deepEqual([missed.status, missed.headers['x-cache']], [412, 'MISS']);
+  assert.deepEqual(varyOf(missed), ['accept-encoding', 'accept-language', 'accept'], `a miss: Vary ${missed.headers.vary}`);
+  const first = await get('/varied', asked);
+  assert.deepEqual([first.status, first.headers['x-cache'], first.text], [200, 'MISS', 'varied fr 2']);
+  await stored(1);
+  const notModified = await get('/varied', { ...asked, 'if-none-match': '"v2"' });
+  assert.deepEqual([notModified.status, notModified.headers['x-cache']], [304, 'HIT']);
+  assert.deepEqual(varyOf(notModified), ['accept-encoding', 'accept-language']);
+  for (const failing of [{ 'if-match': '"other"' }, { 'if-unmodified-since': BEFORE_LAST_MODIFIED }]) {
+    const failed = await get('/varied', { ...asked, ...failing });
+    assert.deepEqual([failed.status, failed.headers['x-cache']], [412, 'HIT'], JSON.stringify(failing));
+    // the 304's Vary, and Accept: the error page is HTML or JSON by Accept
+    assert.deepEqual(varyOf(failed), [...varyOf(notModified), 'accept'], `a hit (${JSON.stringify(failing)}): Vary ${failed.headers.vary}`);
+  }
+  assert.equal(upstream.count('/varied'), 2, 'the 304 and the 412s after the first two requests came from the entry');
 });
 
 test('a response longer than its Content-Length is not stored (the bytes past it are an upstream error)', async (t) => {

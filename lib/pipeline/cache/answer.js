@@ -8,11 +8,15 @@
 //   markStatus(req, res, status)               X-Cache on a response the upstream answers
 //   failsPrecondition(req, statusCode, headers) whether the client's If-Match / If-Unmodified-Since
 //                                              fail against a response the upstream sent (412 due)
+//   preconditionFailed(req, res, headers, sendError)
+//                                              that 412, with the Vary of the response (headers)
+//                                              it was computed against
 //   isFresh(entry, now)                        within its lifetime (never for no-cache entries)
 //   staleForMs(entry, now)                     how long past its lifetime
 
 const { ageOf } = require('./policy');
 const { parseDate, evaluatePreconditions } = require('../../http/conditional');
+const { appendVary } = require('../../http/headers');
 
 function markStatus(req, res, status) {
   req.svr.cache = status;
@@ -51,13 +55,27 @@ function failsPrecondition(req, statusCode, headers) {
   return preconditionOf(req, statusCode, validatorsOf(headers)) === 412;
 }
 
+// The 412 (sendError's page) for a response with these headers. It carries that response's Vary,
+// as the 304 does (RFC 9110 §12.5.5): the response was selected on those request headers, and a
+// shared cache must not give its 412 to a request for another variant. Added to any Vary already
+// set (sendError adds Accept).
+function preconditionFailed(req, res, headers, sendError) {
+  if (headers.vary !== undefined) {
+    for (const name of String(headers.vary).split(',')) {
+      const token = name.trim();
+      if (token !== '') appendVary(res, token);
+    }
+  }
+  return sendError(req, res, 412);
+}
+
 function answerFromEntry(req, res, entry, status, sendError) {
   req.svr.cache = status;
   if (entry.validators === undefined) entry.validators = validatorsOf(entry.meta.headers);
   const precondition = preconditionOf(req, entry.meta.status, entry.validators);
   if (precondition === 412) {
     markStatus(req, res, status);
-    return sendError(req, res, 412);
+    return preconditionFailed(req, res, entry.meta.headers, sendError);
   }
   const age = String(ageOf(entry.meta, Date.now()));
   if (precondition === 304) {
@@ -70,4 +88,4 @@ function answerFromEntry(req, res, entry, status, sendError) {
   return res.end(req.method === 'HEAD' ? undefined : entry.body);
 }
 
-module.exports = { answerFromEntry, markStatus, failsPrecondition, isFresh, staleForMs };
+module.exports = { answerFromEntry, markStatus, failsPrecondition, preconditionFailed, isFresh, staleForMs };

@@ -4,8 +4,8 @@
 // maxEntryBytes, and 8 times that for all the bodies of a worker) and store it when it ends,
 // answer a revalidation's 304 from the stored entry, and let a stale entry stand in for a failed
 // upstream (stale-if-error). The client's own If-Match / If-Unmodified-Since are evaluated against
-// the response that comes (answer.js's check): when they fail the client gets 412 and that
-// response is not stored, so a miss answers as a hit of the same entry would.
+// the response that comes (answer.js's check): when they fail the client gets 412 (with that
+// response's Vary) and that response is not stored, so a miss answers as a hit of the same entry would.
 //
 //   createFetcher({ store, settings, inflight, uncacheable, log }) ->
 //     uncacheable: { has, add, delete } the keys whose last GET answer could not be stored
@@ -14,7 +14,7 @@
 
 const { PassThrough } = require('node:stream');
 const { storable } = require('./policy');
-const { answerFromEntry, markStatus, failsPrecondition, staleForMs } = require('./answer');
+const { answerFromEntry, markStatus, failsPrecondition, preconditionFailed, staleForMs } = require('./answer');
 
 // Bodies of responses being stored are held in memory until they end: at most this many times
 // maxEntryBytes in a worker (64 MiB by default; beyond, a response streams through unstored), so
@@ -113,7 +113,7 @@ function createFetcher({ store, settings, inflight, uncacheable, log }) {
         if (failsPrecondition(req, upRes.statusCode, headers)) {
           upRes.resume();
           settle(); // nothing stored: the next request fetches it again
-          ctx.sendError(req, res, 412);
+          preconditionFailed(req, res, headers, ctx.sendError); // with its Vary, as from the entry
           return 'handled';
         }
         return storingTap(req, key, upRes, headers, settle);

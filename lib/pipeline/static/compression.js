@@ -6,8 +6,12 @@
 //     negotiate(acceptEncoding) -> 'br' | 'gzip' | null (identity)
 //     isCompressible(contentType, urlPath, size) -> boolean
 //     compress(buffer, coding) -> Promise<Buffer>      (thread pool; for results that get cached)
-//     createStream(coding) -> zlib Transform            (for files too large to cache)
-//     mayStream(size) -> boolean                        (under the size and concurrency caps)
+//     reserveStream(size) -> boolean                    (under the size and concurrency caps: a slot
+//                                                        taken, to be given to createStream or released)
+//     createStream(coding) -> zlib Transform            (for files too large to cache; takes over the
+//                                                        slot reserveStream took, gives it back on close)
+//     releaseStream()                                   (a slot reserved for a response that never
+//                                                        started its compressor)
 //     SIBLING_EXT: { br: '.br', gzip: '.gz' }           (precompressed files next to the original)
 //   }
 // Everything configurable is compiled here, once per worker.
@@ -126,16 +130,25 @@ function createStream(coding) {
 
 // The caps on compressing as a file streams: per worker, at most maxStreams at once (the rest are
 // sent as they are), and never for files above maxFileSize (their CPU cost per request).
+// A slot is taken when the response is decided, not when its compressor starts: between the two
+// lie the file's open and stat, and a burst of requests decided meanwhile all got a compressed
+// answer (20 at once: 20 compressors under a cap of 16). The responder gives the slot to the
+// compressor (createStream), or back (releaseStream) on every path that never starts one.
 function createStreamLimits(config) {
   const maxStreams = Number.isInteger(config.compressionMaxStreams) ? config.compressionMaxStreams : 16;
   const maxFileSize = Number.isInteger(config.compressionMaxFileSize) ? config.compressionMaxFileSize : 8388608;
-  let running = 0;
+  let reserved = 0; // slots taken: compressors running, and responses decided whose compressor is to start
+  const releaseStream = () => { reserved--; };
   return {
-    mayStream: (size) => size <= maxFileSize && running < maxStreams,
+    reserveStream(size) {
+      if (size > maxFileSize || reserved >= maxStreams) return false;
+      reserved++;
+      return true;
+    },
+    releaseStream,
     createStream(coding) {
       const transform = createStream(coding);
-      running++;
-      transform.once('close', () => { running--; });
+      transform.once('close', releaseStream);
       return transform;
     },
   };
@@ -152,8 +165,8 @@ function createCompression(config) {
     }
     return true;
   }
-  const { mayStream, createStream: createLimitedStream } = createStreamLimits(config);
-  return { negotiate, isCompressible, compress, createStream: createLimitedStream, mayStream, SIBLING_EXT };
+  const { reserveStream, releaseStream, createStream: createLimitedStream } = createStreamLimits(config);
+  return { negotiate, isCompressible, compress, createStream: createLimitedStream, reserveStream, releaseStream, SIBLING_EXT };
 }
 
 module.exports = { createCompression, negotiate, isCompressibleType, SIBLING_EXT };

@@ -224,8 +224,8 @@ function chooseRepresentation(r, req, res, entry, facts) {
     return { ...encodedRep(facts, coding, tail, sibling.stats.size), file: sibling.file, stats: sibling.stats, inMemory: r.cache.fits(sibling.stats.size), sibling: true };
   }
   if (!r.cache.fits(entry.stats.size)) {
-    if (!r.compression.mayStream(entry.stats.size)) return facts.identity;
-    return { ...encodedRep(facts, coding, coding), file: entry.real, stats: entry.stats, inMemory: false, compressStream: true };
+    if (!r.compression.reserveStream(entry.stats.size)) return facts.identity;
+    return { ...encodedRep(facts, coding, coding), file: entry.real, stats: entry.stats, inMemory: false, compressStream: true, slot: true };
   }
   const kept = keptVariant(r, entry, coding);
   if (kept !== undefined) return kept.none ? facts.identity : kept;
@@ -304,10 +304,12 @@ function openChecked(r, file) {
   }
 }
 
-// 2 and 3: preconditions, HEAD and Range, in that order; then the body.
+// 2 and 3: preconditions, HEAD and Range, in that order; then the body. An answer without a body
+// gives back the compression slot its representation reserved, before it is written.
 function answer(r, req, res, entry, rep, opened) {
   const pre = evaluatePreconditions(req, rep);
   if (pre !== 0) {
+    releaseSlot(r, rep);
     if (pre === 412) {
       setVary(res, rep);
       r.sendError(req, res, 412);
@@ -330,6 +332,7 @@ function answer(r, req, res, entry, rep, opened) {
     }
   }
   if (req.method === 'HEAD' || size === 0) {
+    releaseSlot(r, rep);
     writeRepHead(r, req, res, 200, rep, 'headers').end(req.method !== 'HEAD' && rep.wrapped ? Buffer.concat([rep.wrapped.head, rep.wrapped.foot]) : undefined);
     return finish(opened);
   }
@@ -338,6 +341,15 @@ function answer(r, req, res, entry, rep, opened) {
 
 function finish(opened) {
   if (opened) fs.close(opened.fd, () => {});
+}
+
+// Gives back the slot of compressionMaxStreams a representation to be compressed as it streams
+// reserved when it was chosen (chooseRepresentation, respondOpened), unless its compressor took it
+// over (bodyTransform). Once: every path from the choice that starts no compressor calls it.
+function releaseSlot(r, rep) {
+  if (rep.slot !== true) return;
+  rep.slot = false;
+  r.compression.releaseStream();
 }
 
 // The status and header object of a 200 or 206 for rep (range: null, or the one range asked for).
@@ -432,24 +444,37 @@ function sendBody(r, req, res, entry, rep, range, opened) {
 }
 
 // One descriptor, checked to be the version the answer was decided for; if the file changed
-// since the stat, the answer is decided again for what was opened.
+// since the stat, the answer is decided again for what was opened (the slot reserved for the old
+// decision given back first). A client gone, an open that fails or a throw before the compressor
+// starts gives the slot back too.
 async function streamBody(r, req, res, entry, rep, range, opened) {
-  if (!opened) {
-    if (gone(req, res)) return undefined;
-    opened = await openAt(r, rep.file);
-    if (!sameFile(opened.stats, rep.stats)) return respondOpened(r, req, res, entry, rep, opened);
+  try {
+    if (!opened) {
+      if (gone(req, res)) return releaseSlot(r, rep);
+      opened = await openAt(r, rep.file);
+      if (!sameFile(opened.stats, rep.stats)) {
+        releaseSlot(r, rep);
+        return respondOpened(r, req, res, entry, rep, opened);
+      }
+    }
+    if (gone(req, res)) {
+      releaseSlot(r, rep);
+      return finish(opened);
+    }
+    writeBodyHead(r, req, res, rep, range);
+    const start = range === null ? 0 : range.start;
+    const end = range === null ? rep.stats.size - 1 : range.end; // never past what was announced
+    const source = openBodyStream(r, opened.fd, start, end, isHttp2(res));
+    const transform = bodyTransform(r, req, rep); // last: nothing that may throw between it and the pipeline that closes it
+    destroyWithConnection(req, res);
+    const done = (err) => { if (err && !res.destroyed) res.destroy(); };
+    if (transform) stream.pipeline(source, transform, res, done);
+    else stream.pipeline(source, res, done);
+    return undefined;
+  } catch (err) {
+    releaseSlot(r, rep);
+    throw err;
   }
-  if (gone(req, res)) return finish(opened);
-  const transform = bodyTransform(r, req, rep);
-  writeBodyHead(r, req, res, rep, range);
-  const start = range === null ? 0 : range.start;
-  const end = range === null ? rep.stats.size - 1 : range.end; // never past what was announced
-  const source = openBodyStream(r, opened.fd, start, end, isHttp2(res));
-  destroyWithConnection(req, res);
-  const done = (err) => { if (err && !res.destroyed) res.destroy(); };
-  if (transform) stream.pipeline(source, transform, res, done);
-  else stream.pipeline(source, res, done);
-  return undefined;
 }
 
 // A descriptor for `file`, shown to be at that path (site.webRoot), with its stats.
@@ -481,6 +506,7 @@ function openBodyStream(r, fd, start, end, http2) {
 function bodyTransform(r, req, rep) {
   if (rep.compressStream) {
     const transform = r.compression.createStream(rep.coding);
+    rep.slot = false; // the compressor's now: given back when it closes
     countCompressedBytes(req, transform);
     return transform;
   }
@@ -529,11 +555,11 @@ function respondOpened(r, req, res, staleEntry, staleRep, opened) {
   entry.verified = true; // opened is a checked descriptor
   if (wraps(r, entry.real)) return answer(r, req, res, entry, wrappedRep(r, entry.real, opened.stats), opened);
   const facts = fileFacts(r, entry, entry.rel);
-  const coding = facts.compressible && req.headers.range === undefined && r.compression.mayStream(opened.stats.size)
+  const coding = facts.compressible && req.headers.range === undefined
     ? r.compression.negotiate(req.headers['accept-encoding']) : null;
-  const rep = coding === null
+  const rep = coding === null || !r.compression.reserveStream(opened.stats.size)
     ? { ...facts.identity, inMemory: false }
-    : { ...encodedRep(facts, coding, coding), file: entry.real, stats: opened.stats, compressStream: true };
+    : { ...encodedRep(facts, coding, coding), file: entry.real, stats: opened.stats, compressStream: true, slot: true };
   return answer(r, req, res, entry, rep, opened);
 }
 
