@@ -53,7 +53,8 @@ const { sweepEveryMs } = require('./keep-alive');
 const kSends = Symbol('svr.h1Sends'); // the set of the listener's watched sockets
 const kSent = Symbol('svr.h1Sent'); // the bytes the kernel had taken at the last sweep; -1: nothing waited
 const kStillSince = Symbol('svr.h1StillSince'); // since when its waiting output has not moved
-const kUnacked = Symbol('svr.h1Unacked'); // the kernel's send queue at half the timeout; -1: not read
+const kUnacked = Symbol('svr.h1Unacked'); // the kernel's send queue at half the timeout; -1: not read, -2: not known
+const kUnackedAt = Symbol('svr.h1UnackedAt'); // when it was read
 
 // What a client must take while the kernel holds the connection's bytes: this many per half
 // timeout, as HTTP/2 streams must take 64 KiB per timeout (http2-send-timeout.js's PIECE_BYTES).
@@ -68,6 +69,7 @@ function closeStalledSends(server, timeoutMs, { secure = false } = {}) {
     socket[kSent] = -1;
     socket[kStillSince] = 0;
     socket[kUnacked] = -1;
+    socket[kUnackedAt] = 0;
     sockets.add(socket);
     socket.on('close', forget);
   };
@@ -93,12 +95,20 @@ function stalledSendSweeper(sockets, timeoutMs, close, sendQueues = kernelSendQu
     let due = null;
     for (const socket of sockets) {
       const waited = stillFor(socket, now);
-      if (waited >= timeoutMs) (due || (due = [])).push(socket);
-      else if (waited >= halfMs && socket[kUnacked] === -1) (halfway || (halfway = [])).push(socket);
+      if (waited < halfMs) continue;
+      if (socket[kUnacked] === -1) (halfway || (halfway = [])).push(socket);
+      // Judged once half the timeout has passed since the count it is judged against, even when
+      // the sweeps came late (a busy event loop) and that count was read later than half way.
+      else if (waited >= timeoutMs && now - socket[kUnackedAt] >= halfMs) (due || (due = [])).push(socket);
     }
     if (halfway === null && due === null) return;
     const queues = sendQueues([...(halfway || []), ...(due || [])]);
-    if (halfway !== null) for (const socket of halfway) socket[kUnacked] = queues.has(socket) ? queues.get(socket) : -2;
+    if (halfway !== null) {
+      for (const socket of halfway) {
+        socket[kUnacked] = queues.has(socket) ? queues.get(socket) : -2;
+        socket[kUnackedAt] = now;
+      }
+    }
     if (due === null) return;
     for (const socket of due) {
       const then = socket[kUnacked];

@@ -125,6 +125,25 @@ test('a client that acknowledges MIN_TAKEN_BYTES per half timeout while the kern
   assert.ok(asked.length <= 2 * 10 + 1, `${asked.length} reads for 10 timeouts`);
 });
 
+test('late sweeps (a busy event loop): a client gets half the timeout to show it takes bytes, counted from when its count was read', () => {
+  const reader = fakeSocket();
+  const { closed, sweep } = sweeper([reader], { kernel: true });
+  reader.write(8 * 1024 * 1024, 4 * 1024 * 1024);
+  reader.unacked = 4 * 1024 * 1024;
+  sweepAlong(sweep, 0, 400);
+  // The loop was busy: the next sweeps come at 1450 (half the timeout is past: the count is read)
+  // and at 1500 (the timeout is past, but only 50 ms since the count).
+  reader.unacked -= 700 * 1024 * 0.6; // what it took meanwhile: nothing the sweeps can see
+  sweep(1450);
+  reader.unacked -= 1024;
+  sweep(1500);
+  assert.equal(closed.size, 0, 'not judged on 50 ms');
+  sweepAlong(sweep, 1600, 2000, () => { reader.unacked -= MIN_TAKEN_BYTES / 4; });
+  assert.equal(closed.size, 0, 'judged on the half timeout after its count was read: it moves');
+  sweepAlong(sweep, 2100, 4000);
+  assert.ok(closed.get(reader) >= 2000 + TIMEOUT_MS, `cut a timeout after it stopped taking: ${closed.get(reader)}`);
+});
+
 test('without the kernel\'s count (not Linux), a connection whose write queue does not move is cut at the timeout', () => {
   const reader = fakeSocket();
   reader.write(8 * 1024 * 1024, 4 * 1024 * 1024);
