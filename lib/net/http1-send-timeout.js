@@ -19,7 +19,8 @@
 //   client reading 640 KiB/s.
 // - so a connection whose write queue has not moved for half the timeout has its kernel send queue
 //   read (Linux: tx_queue in /proc/self/net/tcp, the bytes not yet acknowledged by the client),
-//   and again at the timeout: if the client acknowledged MIN_TAKEN_BYTES meanwhile, it is moving
+//   and again at the timeout (half a timeout after that first read at least, should the sweeps
+//   come late): if the client acknowledged MIN_TAKEN_BYTES meanwhile, it is moving
 //   and its clock starts again; else it is cut. 32 KiB per half timeout is what HTTP/2 streams must
 //   take (64 KiB per timeout, http2-send-timeout.js): about 1 KiB/s at the default 60 s, so a
 //   client that reads a few bytes now and then (slowhttptest -X) is still cut. Those reads cost a
