@@ -16,6 +16,7 @@ const { closeSilentConnections, heardFrom } = require('./silent-connections');
 const { boundPipelining } = require('./pipelining');
 const { maxConnections, limitConnections } = require('./connection-limit');
 const { advertisingResponse } = require('./keep-alive');
+const { closeStalledSends } = require('./http1-send-timeout');
 
 // Requests of one HTTP/1.1 connection handled at once; more pipelined ones wait their turn.
 // apt pipelines 10 deep by default (Acquire::http::Pipeline-Depth): they all run at once.
@@ -69,6 +70,7 @@ function createListeners(config, handlers) {
     answerHttp09(server); // http09.js: before any other 'connection' listener
     applyTimeouts(server, config);
     closeSilentConnections(server, config.headersTimeout);
+    closeStalledSends(server, Number(config.sendTimeout) || 0); // http1-send-timeout.js
     expectProxyHeader(server, config, 'http');
     listeners.push({ server, port: config.port, listen: parseListenAddress(config.port), scheme: 'http', onRequest });
   }
@@ -76,6 +78,8 @@ function createListeners(config, handlers) {
     const { server, drain, reload } = createSecureServer(config, requestHandler(handler), serverOptions(config), { acmeAnswers: handlers.acmeAnswers });
     applyTimeouts(server, config);
     closeSilentConnections(server, config.headersTimeout);
+    // HTTPS/1.1 connections; HTTP/2 ones have their own send timeout (tls-context.js)
+    closeStalledSends(server, Number(config.sendTimeout) || 0, { secure: true });
     expectProxyHeader(server, config, 'https');
     listeners.push({ server, port: config.sport, listen: parseListenAddress(config.sport), scheme: 'https', drain, reload, onRequest: handler });
   }
