@@ -168,12 +168,13 @@ function kernelSendQueues(sockets) {
     } catch {
       continue;
     }
-    for (const [inode, socket] of byInode) {
-      if (queues.has(socket)) continue;
-      const at = text.indexOf(` ${inode} `);
-      if (at === -1) continue;
-      const line = text.slice(text.lastIndexOf('\n', at) + 1, text.indexOf('\n', at)).trim().split(/\s+/);
-      if (line[9] === inode) queues.set(socket, parseInt(line[4], 16)); // "tx_queue:rx_queue", hex
+    // One pass over the table, whatever the number of sockets asked about: a search of the whole
+    // text per socket made a sweep that judged many stalled connections at once (a slow-read flood)
+    // cost their number times the table's size.
+    for (const line of text.split('\n')) {
+      const fields = line.trim().split(/\s+/);
+      const socket = byInode.get(fields[9]);
+      if (socket !== undefined) queues.set(socket, parseInt(fields[4], 16)); // "tx_queue:rx_queue", hex
     }
   }
   return queues;
