@@ -32,6 +32,8 @@ const SLOWEST = [
   'test/process/limits-watchdog.test.js',
   'test/system/deb.test.js',
   'test/system/wordpress.test.js', // 5-15 s; on a fresh machine its apt-get installs come first
+  'test/net/limits-h1-send-timeout.test.js', // ~20 s
+  'test/pipeline/proxy/gunicorn.test.js', // 1 s; on a fresh machine apt-get installs gunicorn first
   'test/pipeline/symlink-race.test.js',
   'test/net/limits-pipelining.test.js',
   'test/process/limits-kill-all.test.js',
