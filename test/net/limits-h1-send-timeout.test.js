@@ -174,13 +174,29 @@ function assertHuge(body) {
   assert.ok(body.every((byte, i) => byte === i % 251), 'every byte, in order');
 }
 
-test('HTTP/1.1: a client that reads nothing is cut after sendTimeout, its files closed and its compression slot free again; an event stream, a long poll and a keep-alive connection that are quiet for longer are not', async (t) => {
+// An upstream that answers what it is asked only when release() is called.
+async function heldUpstream(t) {
+  const held = [];
+  const server = http.createServer((req, res) => held.push(res));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => { server.closeAllConnections(); server.close(); });
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    asked: () => held.length,
+    release: () => { for (const res of held.splice(0)) res.end('from upstream'); },
+  };
+}
+
+test('HTTP/1.1: a client that reads nothing is cut after sendTimeout, its files closed and its compression slot free again; an event stream, a long poll, a keep-alive connection and a proxied request waiting on its upstream that are quiet for longer are not', async (t) => {
+  const upstream = await heldUpstream(t);
   const site = await startPipeline({
     asWorker: true,
-    config: { sendTimeout: SEND_TIMEOUT_MS, keepAliveTimeout: 60000, compressionMaxStreams: 1 },
+    config: { sendTimeout: SEND_TIMEOUT_MS, keepAliveTimeout: 60000, compressionMaxStreams: 1, proxy: [{ path: '/app/', upstreams: [upstream.url] }] },
     files: { 'big.bin': BIG, 'big.txt': TEXT, 'index.html': 'hello\n', 'serverSideScript.js': SCRIPT },
   });
   t.after(() => site.stop());
+  const proxied = new Promise((resolve, reject) => http.get(`${site.url}/app/held`, { agent: false }, (res) => resolve(text(res))).on('error', reject));
+  assert.ok(await waitUntil(() => upstream.asked() === 1, 5000), 'the proxied request waits on its upstream');
 
   const events = await started(`${site.url}/events`, { agent: false });
   const eventText = text(events);
@@ -217,11 +233,13 @@ test('HTTP/1.1: a client that reads nothing is cut after sendTimeout, its files 
   fresh.destroy();
   assert.equal(fresh.headers['content-encoding'], 'gzip', 'the compression slot is free again');
 
-  assert.ok(Date.now() - quietSince > SEND_TIMEOUT_MS, 'the event stream, the long poll and the keep-alive connection have been quiet for longer than sendTimeout');
+  assert.ok(Date.now() - quietSince > SEND_TIMEOUT_MS, 'the event stream, the long poll, the keep-alive connection and the proxied request have been quiet for longer than sendTimeout');
   const fire = await started(`${site.url}/fire`, { agent: false });
   assert.equal(await text(fire), 'fired');
   assert.equal(await eventText, 'data: first\n\ndata: second\n\n', 'the quiet event stream got its second event and ended');
   assert.equal(await poll, 'polled', 'the long poll got its answer');
+  upstream.release();
+  assert.equal(await proxied, 'from upstream', 'the proxied request that waited on its upstream got its answer');
   const second = await started(`${site.url}/index.html`, { agent: keepAlive });
   assert.equal(second.req.reusedSocket, true, 'the keep-alive connection is still open');
   assert.equal(await text(second), 'hello\n');
