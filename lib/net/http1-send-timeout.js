@@ -36,7 +36,7 @@
 // An HTTP/2 connection on the secure listener is left to http2-send-timeout.js, which resets its
 // streams one by one.
 //
-// Cost: per connection a set entry, four own properties and a 'close' listener (one function for
+// Cost: per connection a set entry, five own properties and a 'close' listener (one function for
 // all); nothing per request. No timer per connection: one sweep per listener every sweepEveryMs (a
 // tenth of the timeout, between 50 ms and a second) over the listener's open connections.
 //
