@@ -27,7 +27,7 @@ const path = require('node:path');
 const { sanitizeTarget } = require('../../http/target');
 const { pathPolicyFor } = require('../path-policy');
 const { compileTrustedProxies } = require('../../http/trusted-proxies');
-const { requestHasBody } = require('../upstream');
+const { requestHasBody, declaredOver, refuseBody } = require('../upstream');
 const { compileGatewayRules, findRule } = require('./rules');
 const { findScript, hasExtension } = require('./script-path');
 const { buildEnvironment } = require('./environment');
@@ -71,7 +71,7 @@ function createGatewayStage(site, { cache = null, accessRules = null } = {}) {
     // PHP and CGI scripts read CONTENT_LENGTH bytes: a body of unknown length (chunked, or HTTP/2
     // without content-length) would reach them empty. Streaming forbids counting it first.
     if (req.headers['content-length'] === undefined && requestHasBody(req)) return site.sendError(req, res, 411);
-    if (Number(req.headers['content-length']) > rule.maxBodySize) return refuseLargeBody(req, res, rule);
+    if (declaredOver(req, rule.maxBodySize)) return refuseLargeBody(req, res, rule);
     if (rule.kind === 'fastcgi') {
       if (rule.cache && cache !== null) {
         const ctx = { isTrusted, sendError: site.sendError, found, next, redirects };
@@ -112,12 +112,10 @@ function createGatewayStage(site, { cache = null, accessRules = null } = {}) {
     });
   }
 
-  // Before any of the body is read: the client is told to stop (the connection closes after the
-  // answer) rather than made to send what would be dropped.
+  // Before any of the body is read (../upstream/request-body.js refuseBody).
   function refuseLargeBody(req, res, rule) {
     log.warn(`${rule.kind} ${rule.label}: ${req.method} ${req.url}: a body of ${req.headers['content-length']} bytes, over maxBodySize (${rule.maxBodySize}); answering 413`);
-    if (req.httpVersionMajor === 1) res.setHeader('Connection', 'close');
-    return site.sendError(req, res, 413);
+    return refuseBody(req, res, site.sendError);
   }
 
   // RFC 3875 6.2.2: `Location: /path` alone is answered as if /path had been asked for, with GET

@@ -17,7 +17,7 @@
 // onFailure(status) -> true when it answered the client instead of the error page,
 // onNoResponse() when the client left before any response }
 
-const { tryUpstreams, requestHasBody, readBodyFirst } = require('../upstream');
+const { tryUpstreams, requestHasBody, readBodyFirst, refuseBody } = require('../upstream');
 const { upstreamRequestHeaders, clientResponseHeaders } = require('./forward-headers');
 const { upstreamPath } = require('./rules');
 
@@ -76,15 +76,12 @@ function send(req, res, rule, ctx, hooks, body) {
   });
 }
 
-// A body over maxBodySize: the client is told to stop (the connection closes after the answer)
-// rather than made to send what would be dropped.
+// A body over maxBodySize (../upstream/request-body.js refuseBody), with a line naming the key.
 function refuseLargeBody(req, res, rule, ctx) {
   const length = req.headers['content-length'];
   const body = length === undefined ? 'a body without Content-Length' : `a body of ${length} bytes`;
   ctx.log.warn(`${rule.at}: ${req.method} ${req.url}: ${body} over ${rule.at}.maxBodySize (${rule.maxBodySize}); answering 413`);
-  if (res.headersSent) return res.destroy();
-  if (req.httpVersionMajor === 1) res.setHeader('Connection', 'close');
-  return ctx.sendError(req, res, 413);
+  return refuseBody(req, res, ctx.sendError);
 }
 
 function setHeaders(headers, changes) {

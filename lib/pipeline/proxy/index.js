@@ -23,6 +23,7 @@ const { compileProxyRules, findRule } = require('./rules');
 const { compileTrustedProxies } = require('../../http/trusted-proxies');
 const { splitTarget } = require('../../http/target');
 const { forward, refuseLargeBody } = require('./forward');
+const { declaredOver } = require('../upstream');
 const { tunnel } = require('./upgrade');
 const { upgradeDecision } = require('./upgrade-policy');
 
@@ -47,7 +48,7 @@ function createProxyStage(site, { cache = null } = {}) {
       }
       return forward(req, res, rule, ctx); // an unlisted protocol: as an ordinary request, uncached
     }
-    if (Number(req.headers['content-length']) > rule.maxBodySize) return refuseLargeBody(req, res, rule, ctx);
+    if (declaredOver(req, rule.maxBodySize)) return refuseLargeBody(req, res, rule, ctx);
     if (rule.cache && cache !== null) return req.method === 'PURGE' ? cache.purge(req, res, rule, ctx) : cache.handle(req, res, rule, ctx, forward);
     return forward(req, res, rule, ctx);
   }

@@ -19,7 +19,7 @@
 const http = require('./http');
 const { Upstream, UpstreamPool } = require('./pool');
 const { tryUpstreams, requestHasBody } = require('./retry');
-const { readBodyFirst } = require('./request-body');
+const { readBodyFirst, declaredOver, refuseBody } = require('./request-body');
 
 const TRANSPORTS = [http];
 
@@ -35,4 +35,4 @@ function createUpstream({ transport, target }, options) {
   return new Upstream(target, transport, options);
 }
 
-module.exports = { parseUpstream, createUpstream, UpstreamPool, tryUpstreams, requestHasBody, readBodyFirst, TRANSPORTS };
+module.exports = { parseUpstream, createUpstream, UpstreamPool, tryUpstreams, requestHasBody, readBodyFirst, declaredOver, refuseBody, TRANSPORTS };

@@ -21,6 +21,10 @@
 // left behind, whatever ends the worker.
 //
 //   bytesInMemory() -> the bytes of bodies this worker holds in memory now
+//   declaredOver(req, maxBytes) -> whether the request's Content-Length is over maxBytes
+//   refuseBody(req, res, sendError): the 413 for a body over a rule's maxBodySize, the connection
+//     closed after it: the client is told to stop rather than made to send what would be dropped
+//     (a response already started is cut instead)
 
 const fs = require('node:fs');
 const path = require('node:path');
@@ -197,6 +201,16 @@ function bufferRequestBody(req, { tempDir, maxBytes = Infinity } = {}, done) {
   };
 }
 
+function declaredOver(req, maxBytes) {
+  return Number(req.headers['content-length']) > maxBytes;
+}
+
+function refuseBody(req, res, sendError) {
+  if (res.headersSent) return res.destroy();
+  if (req.httpVersionMajor === 1) res.setHeader('Connection', 'close');
+  return sendError(req, res, 413);
+}
+
 function readBodyFirst(req, { isOver, fail, next, maxBytes }) {
   return bufferRequestBody(req, { maxBytes }, (error, body) => {
     if (isOver()) return body && body.dispose();
@@ -205,4 +219,4 @@ function readBodyFirst(req, { isOver, fail, next, maxBytes }) {
   });
 }
 
-module.exports = { bufferRequestBody, readBodyFirst, bytesInMemory, BODY_MEMORY_BYTES, WORKER_MEMORY_BYTES };
+module.exports = { bufferRequestBody, readBodyFirst, declaredOver, refuseBody, bytesInMemory, BODY_MEMORY_BYTES, WORKER_MEMORY_BYTES };
