@@ -35,7 +35,10 @@ test('script requests do not each send the primary a message', async () => {
     const elapsedMs = Date.now() - startedAt;
     const heartbeats = counts().heartbeat - before;
     // Per interval that began or ended within the requests: one timed beat and at most one note.
-    const allowed = 2 * (Math.ceil(elapsedMs / INTERVAL_MS) + 1);
+    // The requests share one kept-alive connection; its opening adds one early beat (its busy
+    // count) and the note after it. On a loaded machine the requests span a timed beat, so both
+    // parts of the bound are reached.
+    const allowed = 2 * (Math.ceil(elapsedMs / INTERVAL_MS) + 1) + 2;
     assert.ok(allowed < REQUESTS / 2, `the requests took ${elapsedMs} ms: too slow for the count to mean anything`);
     assert.ok(heartbeats <= allowed, `${heartbeats} heartbeat messages for ${REQUESTS} script requests in ${elapsedMs} ms (at most ${allowed})`);
   } finally {
