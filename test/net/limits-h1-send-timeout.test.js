@@ -6,7 +6,9 @@
 // sendTimeout is reset and gives all of it back; one with nothing waiting (an event stream between
 // events, a long poll, a keep-alive connection between requests) is left alone, and a slow download
 // that keeps taking bytes is not cut, even within one large write and while the kernel, its send
-// buffer full, takes nothing from the server for longer than the timeout.
+// buffer full, takes nothing from the server for longer than the timeout. A proxied WebSocket tunnel
+// is judged the same way: cut when its client takes nothing of what the upstream pushes, left alone
+// when quiet.
 // In-process (the listeners a worker builds), so the worker's descriptors are this process's.
 
 const test = require('node:test');
@@ -304,4 +306,74 @@ test('sendTimeout 0: a client that reads nothing is not cut', async (t) => {
   assert.equal(openOn(keptFile), 1, 'the unlimited site still serves its client');
   const got = await within(drain(kept), 10000, 'the whole body');
   assert.ok(got > BIG_BYTES, `the whole file came, after its head (${got} bytes)`);
+});
+
+// An upstream that takes WebSocket upgrades: on /ws/push it sends 64 KiB at a time for as long as
+// its socket takes them; elsewhere it echoes what comes. Resolves with { url, tunnels } (tunnels:
+// its upgraded sockets, in order).
+async function tunnelUpstream(t) {
+  const tunnels = [];
+  const server = http.createServer((req, res) => res.end('no upgrade'));
+  server.on('upgrade', (req, socket) => {
+    tunnels.push(socket);
+    socket.on('error', () => {});
+    socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n');
+    if (req.url !== '/ws/push') {
+      socket.on('data', (chunk) => socket.write(chunk));
+      return;
+    }
+    const chunk = Buffer.alloc(64 * 1024, 'x');
+    const push = () => { while (!socket.destroyed && socket.write(chunk)); };
+    socket.on('drain', push);
+    push();
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => { server.closeAllConnections(); server.close(); for (const socket of tunnels) socket.destroy(); });
+  return { url: `http://127.0.0.1:${server.address().port}`, tunnels };
+}
+
+// The WebSocket upgrade request, as a client's first bytes.
+function upgradeRequest(target) {
+  const key = crypto.randomBytes(16).toString('base64');
+  return `GET ${target} HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`;
+}
+
+test('HTTP/1.1 tunnels (WebSocket): one whose client takes nothing of what its upstream sends is cut after sendTimeout, upstream connection too; a quiet one is not', async (t) => {
+  const upstream = await tunnelUpstream(t);
+  const site = await startPipeline({
+    asWorker: true,
+    config: { sendTimeout: SEND_TIMEOUT_MS, proxy: [{ path: '/ws/', upstreams: [upstream.url] }] },
+    files: { 'index.html': 'hello\n' },
+  });
+  t.after(() => site.stop());
+
+  const quiet = net.connect(site.port, '127.0.0.1');
+  quiet.on('error', () => {});
+  await once(quiet, 'connect');
+  quiet.write(upgradeRequest('/ws/quiet'));
+  let head = '';
+  while (!head.includes('\r\n\r\n')) head += (await once(quiet, 'data'))[0].toString('latin1');
+  assert.match(head, /^HTTP\/1\.1 101 /, head);
+  const quietSince = Date.now();
+
+  const pushed = await nonReadingClient(site.port, '/ws/push', { headers: 'Connection: Upgrade\r\nUpgrade: websocket\r\n' +
+    `Sec-WebSocket-Key: ${crypto.randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n` });
+  assert.ok(await waitUntil(() => upstream.tunnels.length === 2, 5000), 'the upstream took both upgrades');
+  const pushTunnel = upstream.tunnels[1];
+  const upstreamClosed = new Promise((resolve) => pushTunnel.once('close', resolve));
+  assert.ok(serverEndOpen(pushed, site.port), 'the pushed tunnel is open while its client reads nothing');
+
+  const cut = await waitUntil(() => !serverEndOpen(pushed, site.port), 10000);
+  const cutAfter = Date.now() - pushed.askedAt;
+  assert.ok(cut, 'the server\'s end of the pushed tunnel is closed');
+  assert.ok(cutAfter >= SEND_TIMEOUT_MS, `not before sendTimeout: ${cutAfter} ms after the upgrade`);
+  await within(upstreamClosed, 5000, 'the close of the upstream end of the cut tunnel');
+  await within(drain(pushed), 5000, 'the end of the cut tunnel');
+
+  assert.ok(Date.now() - quietSince > SEND_TIMEOUT_MS, 'the quiet tunnel has been quiet for longer than sendTimeout');
+  quiet.write('ping');
+  let echo = '';
+  while (echo.length < 4) echo += (await within(once(quiet, 'data'), 5000, 'the echo in the quiet tunnel'))[0].toString('latin1');
+  assert.equal(echo, 'ping', 'the quiet tunnel still carries bytes both ways');
+  quiet.destroy();
 });

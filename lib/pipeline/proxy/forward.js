@@ -6,9 +6,10 @@
 //
 // The request body streams to the upstream as it arrives, unless the rule has `requestBuffering`:
 // then it is read whole first (upstream/request-body.js) and sent with a Content-Length, so a slow
-// upload holds no upstream connection. Either way a body over the rule's `maxBodySize` gets 413:
-// a Content-Length over it before anything is read (the proxy stage), a body without one once
-// that many bytes came.
+// upload holds no upstream connection, and a PUT or DELETE is retried on another upstream as a GET
+// is (a streamed body is not: what went to the failed upstream is gone). Either way a body over
+// the rule's `maxBodySize` gets 413: a Content-Length over it before anything is read (the proxy
+// stage), a body without one once that many bytes came.
 //
 // hooks (the cache, cache/index.js): { requestHeaders: headers set for the upstream (a
 // revalidation's If-None-Match; undefined: left out), onResponse(upRes, headers) -> 'handled'
@@ -51,7 +52,8 @@ function forward(req, res, rule, ctx, hooks = null) {
 function send(req, res, rule, ctx, hooks, body) {
   const { log, sendError } = ctx;
   const answerFailure = hooks && hooks.onFailure;
-  tryUpstreams(req, res, { pool: rule.pool, retries: rule.retries, log, sendError, answerFailure }, (upstream, onFailure) => {
+  const options = { pool: rule.pool, retries: rule.retries, log, sendError, answerFailure, bodyReplayable: body !== null };
+  tryUpstreams(req, res, options, (upstream, onFailure) => {
     const { target } = upstream;
     const headers = upstreamRequestHeaders(req, rule, target, ctx);
     if (hooks && hooks.requestHeaders) setHeaders(headers, hooks.requestHeaders);

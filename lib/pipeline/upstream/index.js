@@ -4,7 +4,8 @@
 //   pool.js    Upstream (one target: its open-request count and health) and UpstreamPool
 //              (round robin or least connections over the healthy ones, active health checks)
 //   retry.js   tryUpstreams: pick an upstream, send, on a failure before any response byte
-//              retry another (idempotent requests without a body only), then give up with 502/504
+//              retry another (idempotent requests without a body, or with one read whole,
+//              only), then give up with 502/504
 //   http.js    the HTTP transport (http://, https://, unix:), the one the proxy speaks
 //   request-body.js  a request body read whole before an upstream is asked (requestBuffering)
 //

@@ -7,7 +7,8 @@
 //     done(error, body) once the body has arrived whole; error.status: 400 (the client stopped
 //     sending), 413 (more than maxBytes came: a body without Content-Length), 500 (the temporary
 //     file could not be written)
-//     body.length; body.open() -> a Readable of its bytes (once); body.dispose() frees it
+//     body.length; body.open() -> a Readable of its bytes from the first (again for each try on
+//     another upstream: an earlier one's is destroyed); body.dispose() frees it
 //   cancel(): stop reading and free what was kept (the client went away); nothing once done
 //   readBodyFirst(req, { isOver, fail, next, maxBytes }) -> cancel(): the stages' use of it:
 //     next(body) once the body is whole, fail(status, reason) if it cannot be; a body that comes
@@ -80,9 +81,8 @@ class BufferedBody {
 
   open() {
     if (this.handle === null) return Readable.from(this.chunks);
-    // The stream owns the handle from here: destroying it closes the handle once no read is
-    // in flight (a descriptor closed under a pending read could be reused by another file).
-    this.reader = fs.createReadStream(null, { fd: this.handle, start: 0, highWaterMark: READ_BYTES });
+    if (this.reader !== null) this.reader.destroy();
+    this.reader = readFromStart(this.handle, this.length);
     this.reader.on('error', () => {}); // the gateway learns of it from 'close' without 'end'
     return this.reader;
   }
@@ -91,10 +91,33 @@ class BufferedBody {
     if (this.handle === null && this.chunks.length > 0) inMemory -= this.length;
     this.chunks = [];
     if (this.reader !== null) this.reader.destroy();
-    else if (this.handle !== null) this.handle.close().catch(() => {});
+    if (this.handle !== null) this.handle.close().catch(() => {});
     this.handle = null;
     this.reader = null;
   }
+}
+
+// The file's bytes from the first, read at positions: each try on another upstream gets a stream of
+// its own, and destroying one leaves the handle open (a file stream would close it). The handle is
+// the body's: dispose() closes it, and a FileHandle closes only once no read is in flight (a
+// descriptor closed under a pending read could be reused by another file).
+function readFromStart(handle, length) {
+  let position = 0;
+  return new Readable({
+    highWaterMark: READ_BYTES,
+    read() {
+      if (position >= length) return this.push(null);
+      const size = Math.min(READ_BYTES, length - position);
+      const buffer = Buffer.allocUnsafe(size);
+      handle.read(buffer, 0, size, position).then(({ bytesRead }) => {
+        if (this.destroyed) return;
+        if (bytesRead === 0) return this.destroy(new Error('the request body file ended early'));
+        position += bytesRead;
+        this.push(bytesRead === size ? buffer : buffer.subarray(0, bytesRead));
+      }, (error) => this.destroy(error));
+      return undefined;
+    },
+  });
 }
 
 function bufferRequestBody(req, { tempDir, maxBytes = Infinity } = {}, done) {

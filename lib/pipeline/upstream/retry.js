@@ -1,8 +1,10 @@
 'use strict';
 // Sends a request to the upstreams of a pool until one answers: retries only for idempotent
-// methods without a request body, only before any response byte, and only after a failure to
-// connect (another upstream) or a reset of a reused keep-alive connection (the upstream closed it
-// as we sent: the same upstream may be tried again). Passive health is recorded here.
+// methods without a request body, or with one read whole (requestBuffering: sent again from its
+// first byte; a body streaming from the client is partly gone), only before any response byte,
+// and only after a failure to connect (another upstream) or a reset of a reused keep-alive
+// connection (the upstream closed it as we sent: the same upstream may be tried again). Passive
+// health is recorded here.
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
 
@@ -12,13 +14,14 @@ function requestHasBody(req) {
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
-// options: { pool, retries, log, sendError, answerFailure? }. answerFailure(status) -> true when
-// the caller answered the client itself (the cache's stale-if-error) instead of the error page.
+// options: { pool, retries, log, sendError, answerFailure?, bodyReplayable? }. answerFailure(status)
+// -> true when the caller answered the client itself (the cache's stale-if-error) instead of the
+// error page; bodyReplayable: the request's body was read whole and each try sends all of it.
 // sendOnce(upstream, onFailure): one try through the upstream's transport; onFailure({ status,
 // reason, beforeRequestSent, reusedReset, countsAgainstUpstream }) at most once, and only while no
 // response header has reached the client.
-function tryUpstreams(req, res, { pool, retries, log, sendError, answerFailure }, sendOnce) {
-  const canRetry = IDEMPOTENT.has(req.method) && !requestHasBody(req);
+function tryUpstreams(req, res, { pool, retries, log, sendError, answerFailure, bodyReplayable = false }, sendOnce) {
+  const canRetry = IDEMPOTENT.has(req.method) && (bodyReplayable || !requestHasBody(req));
   const tried = new Set();
   let retriesLeft = retries;
 

@@ -152,3 +152,43 @@ test('maxBodySize over HTTP/2: a body without content-length is refused once it 
     assert.equal(over.status, 413, `requestBuffering ${requestBuffering}`);
   }
 });
+
+// The URL of a port that refuses connections (it was listening a moment ago).
+async function refusingUrl() {
+  const server = net.createServer();
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return `http://127.0.0.1:${port}`;
+}
+
+test('requestBuffering: a PUT or DELETE with a body is retried on the next upstream when the first refuses, sent whole again from memory or from the file; a POST is not, nor a streamed body', async (t) => {
+  const upstream = await checksumUpstream(t);
+  const refusing = await refusingUrl();
+  // Each rule's round robin begins with the refusing upstream.
+  const rule = (path, extra = {}) => ({ path, upstreams: [refusing, upstream.url], ...extra });
+  const s = await startPipeline({
+    config: {
+      proxy: [
+        rule('/small/', { requestBuffering: true }),
+        rule('/large/', { requestBuffering: true }),
+        rule('/delete/', { requestBuffering: true }),
+        rule('/post/', { requestBuffering: true }),
+        rule('/streamed/'),
+      ],
+    },
+  });
+  t.after(() => s.stop());
+  const small = crypto.randomBytes(1000);
+  const large = crypto.randomBytes(3 * MiB + 7); // through a file
+  for (const [path, method, body] of [['/small/x', 'PUT', small], ['/large/x', 'PUT', large], ['/delete/x', 'DELETE', small]]) {
+    const res = await request(`${s.url}${path}`, { method, headers: { 'content-length': body.length }, body });
+    assert.equal(res.text, `${body.length} ${sha256(body)}`, `${method} ${path}: every byte, once`);
+  }
+  for (const [path, method] of [['/post/x', 'POST'], ['/streamed/x', 'PUT']]) {
+    const res = await request(`${s.url}${path}`, { method, headers: { 'content-length': small.length }, body: small });
+    assert.equal(res.status, 502, `${method} ${path} is not retried`);
+  }
+  assert.deepEqual(upstream.started.map((r) => r.url), ['/small/x', '/large/x', '/delete/x']);
+  assert.ok(await waitUntil(() => bytesInMemory() === 0 && openBodyFiles().length === 0, 5000), 'memory and files given back');
+});
