@@ -192,3 +192,57 @@ test('requestBuffering: a PUT or DELETE with a body is retried on the next upstr
   assert.deepEqual(upstream.started.map((r) => r.url), ['/small/x', '/large/x', '/delete/x']);
   assert.ok(await waitUntil(() => bytesInMemory() === 0 && openBodyFiles().length === 0, 5000), 'memory and files given back');
 });
+
+// An upstream that answers each request with "<length> <sha256>" of its body, except that, once
+// `resetNextReused()` is called, the next request to arrive on a connection that already carried
+// one is answered with a TCP reset (the upstream closed a keep-alive connection as the proxy
+// reused it).
+async function resettingUpstream(t) {
+  const server = http.createServer();
+  let resetArmed = false;
+  let resets = 0;
+  const served = new WeakMap(); // socket -> requests it carried
+  server.on('request', (req, res) => {
+    const before = served.get(req.socket) || 0;
+    served.set(req.socket, before + 1);
+    if (resetArmed && before > 0) {
+      resetArmed = false;
+      resets++;
+      req.socket.resetAndDestroy();
+      return;
+    }
+    const chunks = [];
+    req.on('data', (part) => chunks.push(part));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      res.end(`${body.length} ${sha256(body)}`);
+    });
+  });
+  let connections = 0;
+  server.on('connection', () => { connections++; });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => { server.closeAllConnections(); server.close(); });
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    resetNextReused: () => { resetArmed = true; },
+    resets: () => resets,
+    connections: () => connections,
+  };
+}
+
+test('requestBuffering: a PUT whose reused upstream connection is reset as it goes is sent again, whole, on a new connection to the same upstream', async (t) => {
+  const upstream = await resettingUpstream(t);
+  const s = await startPipeline({ config: { proxy: [{ path: '/app/', upstreams: [upstream.url], requestBuffering: true }] } });
+  t.after(() => s.stop());
+  for (const body of [crypto.randomBytes(1000), crypto.randomBytes(3 * MiB + 7)]) { // memory, then a file
+    const warm = await request(`${s.url}/app/warm`);
+    assert.equal(warm.text, `0 ${sha256('')}`, 'a first request leaves a kept-alive upstream connection');
+    const connectionsBefore = upstream.connections();
+    upstream.resetNextReused();
+    const res = await request(`${s.url}/app/x`, { method: 'PUT', headers: { 'content-length': body.length }, body });
+    assert.equal(res.text, `${body.length} ${sha256(body)}`, `${body.length} bytes: every byte, on the second try`);
+    assert.equal(upstream.connections(), connectionsBefore + 1, 'the second try went on a new connection');
+  }
+  assert.equal(upstream.resets(), 2, 'each PUT met the reset first');
+  assert.ok(await waitUntil(() => bytesInMemory() === 0 && openBodyFiles().length === 0, 5000), 'memory and files given back');
+});
