@@ -18,19 +18,24 @@ const { bytesInMemory } = require('../../../lib/pipeline/upstream/request-body')
 const MiB = 1024 * 1024;
 const sha256 = (bytes) => crypto.createHash('sha256').update(bytes).digest('hex');
 
-// Answers "<length> <sha256>" of the body, after it came whole; `started` has each request's
+// Answers "<length> <sha256>" of the request's body, once it came whole.
+function answerChecksum(req, res) {
+  const chunks = [];
+  req.on('data', (chunk) => chunks.push(chunk));
+  req.on('end', () => {
+    const body = Buffer.concat(chunks);
+    res.end(`${body.length} ${sha256(body)}`);
+  });
+}
+
+// An upstream that answers with answerChecksum; `started` has each request's
 // head as it arrived, before its body.
 async function checksumUpstream(t) {
   const started = [];
   let connections = 0;
   const server = http.createServer((req, res) => {
     started.push({ url: req.url, headers: req.headers });
-    const chunks = [];
-    req.on('data', (chunk) => chunks.push(chunk));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      res.end(`${body.length} ${sha256(body)}`);
-    });
+    answerChecksum(req, res);
   });
   server.on('connection', () => { connections++; });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -193,7 +198,7 @@ test('requestBuffering: a PUT or DELETE with a body is retried on the next upstr
   assert.ok(await waitUntil(() => bytesInMemory() === 0 && openBodyFiles().length === 0, 5000), 'memory and files given back');
 });
 
-// An upstream that answers each request with "<length> <sha256>" of its body, except that, once
+// An upstream that answers with answerChecksum, except that, once
 // `resetNextReused()` is called, the next request to arrive on a connection that already carried
 // one is answered with a TCP reset (the upstream closed a keep-alive connection as the proxy
 // reused it).
@@ -211,12 +216,7 @@ async function resettingUpstream(t) {
       req.socket.resetAndDestroy();
       return;
     }
-    const chunks = [];
-    req.on('data', (part) => chunks.push(part));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      res.end(`${body.length} ${sha256(body)}`);
-    });
+    answerChecksum(req, res);
   });
   let connections = 0;
   server.on('connection', () => { connections++; });
