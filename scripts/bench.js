@@ -244,7 +244,19 @@ function writeJson(results, options) {
   return file;
 }
 
+// `npm run bench -- render FILE`: the report, docs/performance-latest.md and performance.svg
+// written again from a results JSON, as the run that made it would write them now (after a change
+// to the report, for one). The figures are the run's; nothing is measured.
+function renderFrom(file) {
+  if (!file) throw new Error('usage: npm run bench -- render RESULTS.json');
+  const jsonFile = path.resolve(file);
+  console.log(formatReport(JSON.parse(fs.readFileSync(jsonFile, 'utf8'))));
+  const docs = writeDocs({ jsonFile, options: { docs: true }, root: ROOT, log });
+  log(`chart and table written to ${docs.svg} and ${docs.markdown}, from ${jsonFile}`);
+}
+
 async function main() {
+  if (process.argv[2] === 'render') return void renderFrom(process.argv[3]);
   if (process.argv[2] === 'proxy') return void (await require('./bench/proxy').runProxyBench(process.argv.slice(3), log)); // svr proxy vs nginx proxy_pass
   if (process.argv[2] === 'php') return void (await require('./bench/php').runPhpBench(process.argv.slice(3), log)); // svr fastcgi vs nginx fastcgi_pass and Caddy php_fastcgi
   if (process.argv[2] === 'proxycache') return void (await require('./bench/proxy-cache').runProxyCacheBench(process.argv.slice(3), log)); // cached proxy vs static vs nginx proxy_cache

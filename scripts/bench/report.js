@@ -211,13 +211,31 @@ function labelsList(labels) {
   return Object.entries(labels || {}).map(([name, label]) => `- \`${name}\`: ${label}`).join('\n');
 }
 
+// A row whose middle rounds (all but the lowest and the highest) differ by more than this ratio
+// met a machine that changed speed during it: its median, and every ratio built on it, moves with
+// the machine more than with the server. In the complete run of 2026-11-28 06:46 UTC
+// (docs/performance.md) the revalidate-304, ssjs-hello and blog-fib rows spread 1.01-1.11, the
+// tls-html-1k rows, whose medians were above every earlier run's, 1.44-1.75.
+const UNSTEADY_SPREAD = 1.2;
+
+// -> 'unsteady: middle rounds 29.2–37.7 µs' for such a row, else ''.
+function unsteadyNote(row) {
+  const values = (row.runs || []).map((run) => run.cpuUsPerRequest).filter((value) => Number.isFinite(value) && value > 0).sort((a, b) => a - b);
+  if (values.length < 4) return '';
+  const middle = values.slice(1, -1);
+  const low = middle[0];
+  const high = middle[middle.length - 1];
+  return high / low > UNSTEADY_SPREAD ? `unsteady: middle rounds ${formatNumber(low, 1)}–${formatNumber(high, 1)} µs` : '';
+}
+
 // The CPU-per-request rows: µs of server CPU per request (median of the rounds, their range),
-// requests/s of the one pinned worker, and svr's CPU over each peer's.
+// requests/s of the one pinned worker, svr's CPU over each peer's, and a note on a row that
+// failed or whose rounds were unsteady.
 function cpuTable(section) {
   const rows = section.rows.map((row) => {
     const ratio = section.ratios.find((candidate) => candidate.scenario === row.scenario && candidate.nodeVersion === row.nodeVersion && row.server === 'svr');
     const peerRatio = (peer) => (!ratio || !(peer in ratio.peers) ? '' : ratio.peers[peer] === null ? 'n/c' : `${formatNumber(ratio.peers[peer], 2)}×`);
-    const note = row.skipped || row.failure || (row.check !== 'ok' ? row.check : '');
+    const note = row.skipped || row.failure || (row.check !== 'ok' ? row.check : '') || unsteadyNote(row);
     return [
       row.scenario,
       row.server,
@@ -273,5 +291,5 @@ function formatReport(results) {
 
 module.exports = {
   median, summariseRuns, computeRatios, computeBlogRatios, formatReport,
-  markdownTable, resultsTable, ratiosTable, blogTable, processTable, idleRssOverCeiling, idleRssNote, labelsList, formatNumber, ratioText, cpuTable, cpuSection,
+  markdownTable, resultsTable, ratiosTable, blogTable, processTable, idleRssOverCeiling, idleRssNote, labelsList, formatNumber, ratioText, cpuTable, cpuSection, unsteadyNote,
 };

@@ -3,7 +3,7 @@
 // what is asked, what this run measured, and whether it holds ("not measured" when the run left
 // that row out). The report and docs/performance-latest.md print the table, so a target named in
 // docs/performance.md is a figure the bench prints.
-const { markdownTable, formatNumber, idleRssOverCeiling } = require('./report');
+const { markdownTable, formatNumber, idleRssOverCeiling, unsteadyNote } = require('./report');
 
 const MIB = 1024;
 
@@ -32,13 +32,23 @@ function holds(target, value) {
   return value >= target.min;
 }
 
+// Whether svr's CPU row or its peer's, behind one ratio of a CPU target, had rounds that moved
+// with the machine (report.js's unsteadyNote): the ratio is then worth less than it looks.
+function cpuRowsUnsteady(results, target, nodeVersion) {
+  const peer = target.peer.split('/')[1]; // 'svr/nginx' -> 'nginx'
+  return ((results.cpuPerRequest && results.cpuPerRequest.rows) || []).some((row) => row.scenario === target.scenario
+    && ((row.server === 'svr' && row.nodeVersion === nodeVersion) || (row.server === peer && (peer === 'nginx' || row.nodeVersion === nodeVersion)))
+    && unsteadyNote(row) !== '');
+}
+
 // [{ text, held }] for one target: one entry per Node version for the CPU rows, else one.
 function measured(target, results) {
   if (target.kind === 'cpu') {
     const ratios = ((results.cpuPerRequest && results.cpuPerRequest.ratios) || []).filter((row) => row.scenario === target.scenario);
     return ratios.filter((row) => Number.isFinite(row.peers[target.peer])).map((row) => {
       const value = row.peers[target.peer];
-      return { text: `${formatNumber(value, 2)}× (Node ${row.nodeVersion})`, held: holds(target, value) };
+      const unsteady = cpuRowsUnsteady(results, target, row.nodeVersion) ? ', unsteady rounds' : '';
+      return { text: `${formatNumber(value, 2)}× (Node ${row.nodeVersion}${unsteady})`, held: holds(target, value) };
     });
   }
   if (target.kind === 'throughput') {

@@ -301,6 +301,31 @@ test('the CPU-per-request table prints µs per request, the rounds, and svr over
   assert.match(cpuSection({ skipped: 'one core' }).join('\n'), /not measured \(one core\)/);
 });
 
+// Rounds as the complete run of 2026-11-28 06:46 measured them (docs/performance.md): nginx's
+// revalidate-304 rounds (steady) and its tls-html-1k rounds (the machine changed speed).
+const STEADY_ROUNDS = [20.5, 18.3, 21.2, 21.4, 21.8];
+const UNSTEADY_ROUNDS = [27.9, 43.2, 44.0, 40.0, 25.8];
+const cpuRow = (server, nodeVersion, rounds) => ({ scenario: 'html-1k', server, nodeVersion, check: 'ok', cpuUsPerRequest: rounds[2], range: [Math.min(...rounds), Math.max(...rounds)], rps: 1000, errors: 0, runs: rounds.map((cpuUsPerRequest) => ({ cpuUsPerRequest })) });
+
+test('a CPU row whose middle rounds differ by more than 1.2x is noted as unsteady, in its row and in the targets built on it', () => {
+  const { unsteadyNote, cpuSection } = require('../../scripts/bench/report');
+  const { checkTargets } = require('../../scripts/bench/targets');
+  assert.equal(unsteadyNote(cpuRow('nginx', null, STEADY_ROUNDS)), '');
+  assert.equal(unsteadyNote(cpuRow('nginx', null, UNSTEADY_ROUNDS)), 'unsteady: middle rounds 27.9–43.2 µs');
+  assert.equal(unsteadyNote(cpuRow('nginx', null, UNSTEADY_ROUNDS.slice(0, 3))), '', 'three rounds have no middle to judge');
+  const section = {
+    connections: 16,
+    rows: [cpuRow('nginx', null, UNSTEADY_ROUNDS), cpuRow('node-ceiling', '22.0.0', STEADY_ROUNDS), cpuRow('svr', '22.0.0', STEADY_ROUNDS)],
+    ratios: [{ scenario: 'html-1k', nodeVersion: '22.0.0', peers: { 'svr/nginx': 1.1, 'svr/node-ceiling': 1.2 } }],
+  };
+  const text = cpuSection(section).join('\n');
+  assert.match(text, /\| html-1k \| nginx \|.*\| unsteady: middle rounds 27\.9–43\.2 µs \|/);
+  assert.match(text, /\| html-1k \| svr \| 22\.0\.0 \|.*\| 1\.20× \| +\|$/m, 'a steady row has no note');
+  const targets = checkTargets({ cpuPerRequest: section });
+  assert.equal(targets.find((row) => row.label === 'html-1k CPU per request ≤ 1.25× nginx').text, '1.10× (Node 22.0.0, unsteady rounds)');
+  assert.equal(targets.find((row) => row.label === 'html-1k CPU per request ≤ 1.3× the node ceiling').text, '1.20× (Node 22.0.0)');
+});
+
 test("ab's report (the blog's method) gives requests/s, percentiles in ms, and failed plus non-2xx as errors; -n follows -t", () => {
   const { parseAb, abArgs } = require('../../scripts/bench/ab');
   const AB_OUTPUT = `Concurrency Level:      5
