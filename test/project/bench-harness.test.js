@@ -326,6 +326,37 @@ test('a CPU row whose middle rounds differ by more than 1.2x is noted as unstead
   assert.equal(targets.find((row) => row.label === 'html-1k CPU per request ≤ 1.3× the node ceiling').text, '1.20× (Node 22.0.0)');
 });
 
+test('npm run bench -- render FILE rewrites performance-latest.md and the chart from a results JSON, measuring nothing', () => {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const { spawnSync } = require('node:child_process');
+  // A copy of scripts/, so that the docs it writes (beside its parent) are not the repository's.
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'svr-render-'));
+  try {
+    fs.cpSync(path.join(__dirname, '..', '..', 'scripts'), path.join(root, 'scripts'), { recursive: true });
+    fs.symlinkSync(path.join(__dirname, '..', '..', 'node_modules'), path.join(root, 'node_modules'));
+    const results = {
+      meta: { date: '2026-11-28T06:46:00.000Z', commit: 'abc1234', machine: { cpuModel: 'c', nproc: 2, kernel: 'Linux 6' }, options: { runs: 5, duration: 4, warmup: 2, threads: 1, connections: 32 }, workers: 2 },
+      cells: [], ratios: [], instances: [],
+      cpuPerRequest: { connections: 16, rows: [cpuRow('nginx', null, UNSTEADY_ROUNDS)], ratios: [] },
+    };
+    const file = path.join(root, 'results.json');
+    fs.writeFileSync(file, JSON.stringify(results));
+    const bench = path.join(root, 'scripts', 'bench.js');
+    const run = spawnSync(process.execPath, [bench, 'render', file], { encoding: 'utf8' });
+    assert.equal(run.status, 0, run.stderr);
+    const page = fs.readFileSync(path.join(root, 'docs', 'performance-latest.md'), 'utf8');
+    assert.ok(page.includes(START_MARKER));
+    assert.match(page, /\| html-1k \| nginx \|.*\| unsteady: middle rounds 27\.9–43\.2 µs \|/);
+    assert.ok(fs.statSync(path.join(root, 'docs', 'performance.svg')).size > 0, 'the chart');
+    const usage = spawnSync(process.execPath, [bench, 'render'], { encoding: 'utf8' });
+    assert.equal(usage.status, 1);
+    assert.match(usage.stderr + usage.stdout, /usage: npm run bench -- render RESULTS\.json/);
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+});
+
 test("ab's report (the blog's method) gives requests/s, percentiles in ms, and failed plus non-2xx as errors; -n follows -t", () => {
   const { parseAb, abArgs } = require('../../scripts/bench/ab');
   const AB_OUTPUT = `Concurrency Level:      5
