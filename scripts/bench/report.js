@@ -215,7 +215,7 @@ function labelsList(labels) {
 // met a machine that changed speed during it: its median, and every ratio built on it, moves with
 // the machine more than with the server. In the complete run of 2026-11-28 06:46 UTC
 // (docs/performance.md) the revalidate-304, ssjs-hello and blog-fib rows spread 1.01-1.11, the
-// tls-html-1k rows, whose medians were above every earlier run's, 1.44-1.75.
+// tls-html-1k rows, whose medians were above the previous complete run's, 1.44-1.75.
 const UNSTEADY_SPREAD = 1.2;
 
 // -> 'unsteady: middle rounds 29.2–37.7 µs' for such a row, else ''.
