@@ -332,10 +332,9 @@ async function tunnelUpstream(t) {
   return { url: `http://127.0.0.1:${server.address().port}`, tunnels };
 }
 
-// The WebSocket upgrade request, as a client's first bytes.
-function upgradeRequest(target) {
-  const key = crypto.randomBytes(16).toString('base64');
-  return `GET ${target} HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`;
+// The header lines of a WebSocket upgrade request.
+function webSocketHeaders() {
+  return `Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: ${crypto.randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n`;
 }
 
 test('HTTP/1.1 tunnels (WebSocket): one whose client takes nothing of what its upstream sends is cut after sendTimeout, upstream connection too; a quiet one is not', async (t) => {
@@ -350,14 +349,13 @@ test('HTTP/1.1 tunnels (WebSocket): one whose client takes nothing of what its u
   const quiet = net.connect(site.port, '127.0.0.1');
   quiet.on('error', () => {});
   await once(quiet, 'connect');
-  quiet.write(upgradeRequest('/ws/quiet'));
+  quiet.write(`GET /ws/quiet HTTP/1.1\r\nHost: localhost\r\n${webSocketHeaders()}\r\n`);
   let head = '';
   while (!head.includes('\r\n\r\n')) head += (await once(quiet, 'data'))[0].toString('latin1');
   assert.match(head, /^HTTP\/1\.1 101 /, head);
   const quietSince = Date.now();
 
-  const pushed = await nonReadingClient(site.port, '/ws/push', { headers: 'Connection: Upgrade\r\nUpgrade: websocket\r\n' +
-    `Sec-WebSocket-Key: ${crypto.randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n` });
+  const pushed = await nonReadingClient(site.port, '/ws/push', { headers: webSocketHeaders() });
   assert.ok(await waitUntil(() => upstream.tunnels.length === 2, 5000), 'the upstream took both upgrades');
   const pushTunnel = upstream.tunnels[1];
   const upstreamClosed = new Promise((resolve) => pushTunnel.once('close', resolve));

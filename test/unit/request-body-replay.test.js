@@ -21,14 +21,7 @@ function buffered(bytes) {
   });
 }
 
-function readAll(stream) {
-  return new Promise((resolve, reject) => {
-    const chunks = [];
-    stream.on('data', (chunk) => chunks.push(chunk));
-    stream.on('end', () => resolve(Buffer.concat(chunks)));
-    stream.on('error', reject);
-  });
-}
+const readAll = async (stream) => Buffer.concat(await stream.toArray());
 
 for (const [where, size] of [['memory', 1000], ['a file', 3 * BODY_MEMORY_BYTES + 7]]) {
   test(`a body in ${where} opens again from its first byte, after a stream read whole and one destroyed`, async () => {
