@@ -213,3 +213,61 @@ test('SETTINGS, PING and empty DATA floods end the connection early, from a clie
     await server.stop();
   }
 });
+
+// Writes oneFrame every 5 ms until the server closes the connection (or 20 s have passed: then
+// the client closes it, and says so); resolves with the GOAWAY seen and how long after the
+// connect the close came.
+function drip(port, oneFrame) {
+  return new Promise((resolve) => {
+    const startedAt = Date.now();
+    let goaway = null;
+    let timer = null;
+    let stillOpen = false;
+    const cutoff = setTimeout(() => { stillOpen = true; socket.destroy(); }, 20000);
+    const socket = tls.connect({ port, host: '127.0.0.1', rejectUnauthorized: false, ALPNProtocols: ['h2'] }, () => {
+      socket.write(Buffer.concat([PREFACE, frame(FRAME.SETTINGS, 0, 0)]));
+      timer = setInterval(() => socket.write(oneFrame), 5);
+    });
+    let pending = Buffer.alloc(0);
+    socket.on('data', (chunk) => {
+      pending = Buffer.concat([pending, chunk]);
+      while (pending.length >= 9 && pending.length >= 9 + pending.readUIntBE(0, 3)) {
+        const length = pending.readUIntBE(0, 3);
+        if (pending[3] === FRAME.SETTINGS && !(pending[4] & 0x1)) socket.write(frame(FRAME.SETTINGS, 0x1, 0));
+        if (pending[3] === FRAME.GOAWAY) goaway = { code: pending.readUInt32BE(13) };
+        pending = pending.subarray(9 + length);
+      }
+    });
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      clearInterval(timer);
+      clearTimeout(cutoff);
+      resolve({ goaway, stillOpen, closedAfterMs: Date.now() - startedAt });
+    });
+  });
+}
+
+test('WINDOW_UPDATE, PRIORITY and PING frames without a stream keep no connection past keepAliveTimeout', async (t) => {
+  const KEEP_ALIVE_MS = 1000;
+  const server = await startTlsServer({ config: { enableHTTP2: true, workers: 1, keepAliveTimeout: KEEP_ALIVE_MS }, files: { 'a.txt': 'a' } });
+  try {
+    const [pid] = readyWorkerPids(server);
+    const increment = Buffer.alloc(4);
+    increment.writeUInt32BE(1);
+    const drips = {
+      WINDOW_UPDATE: frame(0x8, 0, 0, increment),
+      PRIORITY: frame(0x2, 0, 1, Buffer.from([0, 0, 0, 0, 16])),
+      PING: frame(FRAME.PING, 0, 0, Buffer.alloc(8)),
+    };
+    const results = await Promise.all(Object.values(drips).map((oneFrame) => drip(server.sport, oneFrame)));
+    Object.keys(drips).forEach((name, i) => {
+      assert.equal(results[i].stillOpen, false, `${name}: still open after 20 s`);
+      assert.deepEqual(results[i].goaway, { code: 0 }, `${name}: the idle GOAWAY`);
+      assert.ok(results[i].closedAfterMs >= KEEP_ALIVE_MS, `${name}: closed after ${results[i].closedAfterMs} ms`);
+    });
+    await servesNext(server, pid);
+    t.diagnostic(`closed after ${results.map((r) => r.closedAfterMs).join(', ')} ms`);
+  } finally {
+    await server.stop();
+  }
+});
