@@ -295,3 +295,35 @@ test('with one slot, a request beside a slow upload is answered; the upload reac
   assert.match(large, /^HTTP\/1\.1 413 /);
   await site.waitForLog(/warn cgi \/cgi-bin\/: POST \/cgi-bin\/echo\.sh: a body of 100001 bytes, over maxBodySize \(100000\); answering 413/);
 });
+
+// The body file cut short while its request waits for the one slot: the script must not be left
+// waiting for the rest of its stdin until the time limit.
+test('a body file that cannot be read back whole: 500 and the reason in the log, not a script left waiting for its stdin', async (t) => {
+  const { bodyFileLinks, openBodyFiles } = require('../support/body-files');
+  const tmp = makeTempDir();
+  const previous = process.env.TMPDIR;
+  process.env.TMPDIR = tmp; // os.tmpdir(): where svr puts body files
+  t.after(() => { if (previous === undefined) delete process.env.TMPDIR; else process.env.TMPDIR = previous; });
+  const release = path.join(tmp, 'release');
+  const WAIT = `#!/bin/sh\n: > "$RELEASE.started"\nwhile [ ! -e "$RELEASE" ]; do sleep 0.02; done\nprintf 'Content-Type: text/plain\\r\\n\\r\\nreleased\\n'\n`;
+  // Reads its whole body before it writes a byte, as most scripts do (then svr can still answer 500).
+  const LENGTH = `#!/bin/sh\nlength=$(head -c "$CONTENT_LENGTH" | wc -c)\nprintf 'Content-Type: text/plain\\r\\n\\r\\n%s\\n' "$length"\n`;
+  const site = await startPipeline({
+    config: { cgi: [{ path: '/cgi-bin/', timeout: 60000, maxProcesses: 1, env: { RELEASE: release } }] },
+    files: { 'cgi-bin/wait.sh': WAIT, 'cgi-bin/length.sh': LENGTH },
+  });
+  t.after(() => site.stop());
+  executable(site, ['cgi-bin/wait.sh', 'cgi-bin/length.sh']);
+  const first = request(`${site.url}/cgi-bin/wait.sh`);
+  assert.ok(await waitUntil(() => fs.existsSync(`${release}.started`), 5000), 'the first script holds the slot');
+  const size = 3 * 1024 * 1024;
+  const upload = request(`${site.url}/cgi-bin/length.sh`, { method: 'POST', headers: { 'content-length': size }, body: Buffer.alloc(size, 'a'), timeout: 30000 });
+  const whole = () => bodyFileLinks().filter((link) => fs.statSync(link).size === size);
+  assert.ok(await waitUntil(() => whole().length === 1, 5000), 'the body is in its file, waiting for the slot');
+  fs.truncateSync(whole()[0], 1000);
+  fs.writeFileSync(release, '');
+  assert.equal((await first).text, 'released\n');
+  assert.equal((await upload).status, 500);
+  await site.waitForLog(/the buffered request body could not be read/);
+  assert.ok(await waitUntil(() => openBodyFiles().length === 0, 5000), 'the file is closed');
+});

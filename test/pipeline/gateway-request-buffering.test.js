@@ -15,7 +15,7 @@ const path = require('node:path');
 const { startPipeline } = require('../support/pipeline');
 const { startFakeFastcgi } = require('../support/fake-fastcgi');
 const { makeTempDir, request, waitUntil } = require('../support/helpers');
-const { openBodyFiles } = require('../support/body-files');
+const { openBodyFiles, bodyFileLinks } = require('../support/body-files');
 const { bytesInMemory, BODY_MEMORY_BYTES, WORKER_MEMORY_BYTES } = require('../../lib/pipeline/upstream/request-body');
 
 const MiB = 1024 * 1024;
@@ -109,6 +109,35 @@ test('a body over 1 MiB goes to an unlinked file in TMPDIR as it arrives; every 
   upload.socket.destroy();
   assert.ok(await waitUntil(() => openBodyFiles().length === 0, 5000), 'the file is closed after the answer');
   assert.deepEqual(fs.readdirSync(tmp), []);
+});
+
+// The body file cut short while its request waits for the one FastCGI connection: the script
+// gets no body shorter than its CONTENT_LENGTH, the client a 500, the log the reason.
+test('a body file that cannot be read back whole: 500 and the reason in the log; the script never runs', async (t) => {
+  const dir = makeTempDir();
+  let held = null;
+  const fcgi = await startFakeFastcgi(dir, (r) => {
+    if (r.params.SCRIPT_NAME === '/hello.php') { held = r; return; }
+    r.write(`Content-Type: text/plain\r\n\r\n${r.body.length}`);
+    r.end();
+  });
+  t.after(() => fcgi.stop());
+  const s = await site(t, fcgi, { maxConnections: 1 });
+  useTmpdir(t, makeTempDir());
+  const first = request(`${s.url}/hello.php`);
+  assert.ok(await waitUntil(() => held !== null, 5000), 'the first request holds the connection');
+  const size = 3 * MiB;
+  const upload = request(`${s.url}/up.php`, { method: 'POST', headers: { 'content-length': size }, body: Buffer.alloc(size, 'a') });
+  const whole = () => bodyFileLinks().filter((link) => fs.statSync(link).size === size);
+  assert.ok(await waitUntil(() => whole().length === 1, 5000), 'the body is in its file, waiting for the connection');
+  fs.truncateSync(whole()[0], 1000);
+  held.write('Content-Type: text/plain\r\n\r\nhello');
+  held.end();
+  assert.equal((await first).text, 'hello');
+  assert.equal((await upload).status, 500);
+  await s.waitForLog(/the buffered request body could not be read/);
+  assert.deepEqual(fcgi.requests.map((params) => params.SCRIPT_NAME), ['/hello.php'], 'the cut body reached no script');
+  assert.ok(await waitUntil(() => openBodyFiles().length === 0, 5000), 'the file is closed');
 });
 
 test('a worker holds 32 MiB of bodies in memory at most: the body that would go beyond goes to a file', async (t) => {

@@ -113,7 +113,7 @@ function runCgi(req, res, { command, args, cwd, env, timeoutMs, slots, response,
       response.end();
     });
     child.stdin.on('error', () => {}); // a script that does not read its body: EPIPE is no failure
-    if (buffered !== null) buffered.open().pipe(child.stdin);
+    if (buffered !== null) sendBuffered();
     else if (requestHasBody(req)) req.pipe(child.stdin);
     else child.stdin.end();
     child.stdout.on('data', (chunk) => {
@@ -126,6 +126,15 @@ function runCgi(req, res, { command, args, cwd, env, timeoutMs, slots, response,
       }
     });
     child.stderr.on('data', (chunk) => stderr.push(chunk));
+  }
+
+  // The body read back from its file: one that cannot be read whole (cut short, an I/O error)
+  // ends the script with 500, where it would otherwise wait for the rest of its stdin until the
+  // time limit.
+  function sendBuffered() {
+    const source = buffered.open();
+    source.on('close', () => { if (!source.readableEnded) stop(500, 'the buffered request body could not be read'); });
+    source.pipe(child.stdin);
   }
 
   const takeSlot = () => { leaveQueue = slots.take(start); };
