@@ -190,7 +190,7 @@ function send(req, res, upstream, exchange, onFailure) {
     }
   });
 
-  if (exchange.body) return sendBufferedBody(exchange.body, upReq);
+  if (exchange.body) return sendBufferedBody(exchange.body, upReq, (error) => fail({ status: 500, reason: `the buffered request body could not be read: ${error.message}` }));
   if (!requestHasBody(req)) return upReq.end();
   // Node frames a body it has no Content-Length for only for the methods it expects one with
   // (POST, PUT, ...): a GET's or an OPTIONS's body, chunked by the client (Transfer-Encoding is
@@ -211,10 +211,11 @@ function send(req, res, upstream, exchange, onFailure) {
   return undefined;
 }
 
-// A body read whole (exchange.body, with its Content-Length among the headers).
-function sendBufferedBody(body, upReq) {
+// A body read whole (exchange.body, with its Content-Length among the headers). Its file failing
+// (cut short, an I/O error) is svr's failure, not the upstream's: unreadable(error), no retry.
+function sendBufferedBody(body, upReq, unreadable) {
   const source = body.open();
-  source.on('error', () => upReq.destroy());
+  source.on('error', unreadable);
   source.pipe(upReq);
 }
 

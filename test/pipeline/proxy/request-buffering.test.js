@@ -8,11 +8,13 @@ const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
 const http = require('node:http');
+const fs = require('node:fs');
 const net = require('node:net');
+const path = require('node:path');
 const { startPipeline } = require('../../support/pipeline');
 const { startTlsPipeline, h2Request } = require('../../support/tls-helpers');
-const { request, waitUntil } = require('../../support/helpers');
-const { openBodyFiles } = require('../../support/body-files');
+const { request, waitUntil, makeTempDir } = require('../../support/helpers');
+const { openBodyFiles, bodyFileLinks } = require('../../support/body-files');
 const { bytesInMemory } = require('../../../lib/pipeline/upstream/request-body');
 
 const MiB = 1024 * 1024;
@@ -245,4 +247,40 @@ test('requestBuffering: a PUT whose reused upstream connection is reset as it go
   }
   assert.equal(upstream.resets(), 2, 'each PUT met the reset first');
   assert.ok(await waitUntil(() => bytesInMemory() === 0 && openBodyFiles().length === 0, 5000), 'memory and files given back');
+});
+
+// The body file cut short while it is being sent: the upstream, on a Unix socket (whose kernel
+// buffer holds some 200 KB, so svr is still reading the file), stops reading after its first
+// chunk; the file is cut; then it reads on. svr's own file failed, not the upstream: 500, the
+// reason in the log, and no retry of a body that cannot be read.
+test('requestBuffering: a body file that cannot be read back whole while it is sent: 500, the reason in the log', async (t) => {
+  const dir = makeTempDir();
+  const socketPath = path.join(dir, 'upstream.sock');
+  let upstreamSocket = null;
+  let received = 0;
+  let connections = 0;
+  let upstreamClosed = false;
+  const upstream = net.createServer((socket) => {
+    connections++;
+    upstreamSocket = socket;
+    socket.on('data', (chunk) => { received += chunk.length; });
+    socket.once('data', () => socket.pause());
+    socket.on('error', () => {});
+    socket.on('close', () => { upstreamClosed = true; });
+  });
+  await new Promise((resolve) => upstream.listen(socketPath, resolve));
+  t.after(() => { if (upstreamSocket) upstreamSocket.destroy(); upstream.close(); });
+  const s = await site(t, { url: `unix:${socketPath}` }, { requestBuffering: true, retries: 2 });
+  const size = 3 * MiB;
+  const upload = request(`${s.url}/app/put`, { method: 'PUT', headers: { 'content-length': size }, body: crypto.randomBytes(size) });
+  assert.ok(await waitUntil(() => received > 0, 5000), 'the upstream got the first bytes');
+  const [link] = bodyFileLinks();
+  fs.truncateSync(link, 1000);
+  upstreamSocket.resume();
+  assert.equal((await upload).status, 500);
+  assert.ok(received < size, `the upstream got ${received} of ${size} bytes`);
+  assert.equal(connections, 1, 'not retried');
+  assert.ok(await waitUntil(() => upstreamClosed, 5000), 'the upstream connection is closed');
+  await s.waitForLog(/proxy: PUT \/app\/put -> .*the buffered request body could not be read: the request body file ended early; answering 500/);
+  assert.ok(await waitUntil(() => openBodyFiles().length === 0, 5000), 'the file is closed');
 });
