@@ -68,7 +68,7 @@ function sentWhole(socket) {
   return waitUntil(() => socket.writableLength === 0, 5000);
 }
 
-test('a client that stops sending its body holds no FastCGI connection; others are served; 504 at firstByte', async (t) => {
+test('a client that stops sending its body holds no FastCGI connection; others are served; 504 at firstByte, and the connection closes', async (t) => {
   const dir = makeTempDir();
   const fcgi = await checksumServer(t, dir, { serial: true }); // one PHP child
   const s = await site(t, fcgi, { timeouts: { firstByte: 2000 } });
@@ -80,6 +80,8 @@ test('a client that stops sending its body holds no FastCGI connection; others a
   assert.equal(fcgi.requests.length, 1, 'only the other request reached the FastCGI server');
   const answer = await slow.closed;
   assert.match(answer, /^HTTP\/1\.1 504 /);
+  const head = answer.slice(0, answer.indexOf('\r\n\r\n') + 2);
+  assert.match(head, /\r\nConnection: close\r\n/i, 'the connection, whose body will never come whole, closes after the answer');
   assert.equal(fcgi.accepted(), 1, 'the slow upload never took a connection');
 });
 

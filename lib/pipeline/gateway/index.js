@@ -89,6 +89,10 @@ function createGatewayStage(site, { cache = null, accessRules = null } = {}) {
     return new CgiResponse(req, res, {
       fail: (status, reason) => {
         log.warn(`${rule.kind} ${rule.label}: ${req.method} ${req.url}: ${reason}; answering ${status}`);
+        // A body that did not come whole (an upload stalled until firstByte) leaves the connection
+        // unusable: it closes after the answer, where Node would wait for the rest of the body up
+        // to requestTimeout, to discard it.
+        if (req.httpVersionMajor === 1 && requestHasBody(req) && !req.complete && !res.headersSent) res.setHeader('Connection', 'close');
         if (hooks && hooks.onFailure(status)) return; // a stale entry answered (stale-if-error)
         site.sendError(req, res, status);
       },
