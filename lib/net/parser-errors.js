@@ -6,6 +6,8 @@
 //   answerParserErrors(server): maxHeadersCount 0 (every header line reaches the request, so the pipeline
 //   can count the head's bytes as on the wire), and a clientError listener:
 //     HPE_INVALID_VERSION (HTTP/1.2, HTTP/3.0 ...)             505
+//       but a request line not ended by CRLF (bare LF, a space
+//       after the version), which the parser reports the same  400
 //     HPE_INVALID_TRANSFER_ENCODING (chunked not last ...)     501
 //     HPE_HEADER_OVERFLOW                                      431
 //     HPE_CHUNK_EXTENSIONS_OVERFLOW                            413
@@ -36,13 +38,22 @@ function answerFor(status) {
   return answer;
 }
 
+// The parser's reason for a request line whose version is followed by anything but CRLF: a
+// malformed request (RFC 9112 §2.2: 400), not a version svr does not support.
+const NOT_CRLF_AFTER_VERSION = 'Expected CRLF after version';
+
+function statusFor(err) {
+  if (err.code === 'HPE_INVALID_VERSION' && err.reason === NOT_CRLF_AFTER_VERSION) return 400;
+  return STATUS_BY_CODE[err.code] || 400;
+}
+
 function onClientError(err, socket) {
   const started = socket._httpMessage && socket._httpMessage.headersSent;
   if (err.code === 'ECONNRESET' || !socket.writable || started) {
     socket.destroy();
     return;
   }
-  socket.end(answerFor(STATUS_BY_CODE[err.code] || 400), () => socket.destroy());
+  socket.end(answerFor(statusFor(err)), () => socket.destroy());
 }
 
 function answerParserErrors(server) {

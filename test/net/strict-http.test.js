@@ -99,6 +99,14 @@ describe('strict HTTP/1 at the edge', () => {
     }
   });
 
+  it('a request line not ended by CRLF (a bare LF, a space after the version) -> 400, not 505', async () => {
+    for (const line of ['GET /a.txt HTTP/1.1\nHost: localhost\n\n', 'GET /a.txt HTTP/1.0\nHost: localhost\n\n', 'GET /a.txt HTTP/1.1 \r\nHost: localhost\r\n\r\n']) {
+      const res = await raw(srv.port, line, { waitClose: true });
+      assert.equal(res.status, 400, `${JSON.stringify(line)}: ${res.text.split('\r\n')[0]}`);
+      assert.equal(res.closed, true);
+    }
+  });
+
   it('a Transfer-Encoding other than chunked -> 501 and the connection closed', async () => {
     for (const te of ['gzip', 'xchunked', 'chunked, gzip', 'gzip, chunked']) {
       const body = '5\r\nhello\r\n0\r\n\r\n';
