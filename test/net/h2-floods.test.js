@@ -154,8 +154,10 @@ test('rapid reset without that bound: Node ends it, and 40 such connections leav
     // Node 20-24 let a connection reset 1,000 streams (stream 2,001): at most twice that here.
     for (const last of lasts) assert.ok(last === 'closed' || last <= 4001, `a connection ran to stream ${last}`);
     const rssAfter = rssMiB(pid);
-    // V8 grows its heap under this churn (Node 24: about +280 MiB, then flat); a leak would not stop.
-    assert.ok(rssAfter - rssBefore < 400, `RSS ${rssBefore.toFixed(0)} -> ${rssAfter.toFixed(0)} MiB`);
+    // V8 grows its heap under this churn, by how much the machine's memory lets it (on 24 GiB:
+    // Node 20 about +100 MiB, Node 24 about +280, then flat however long it goes on); a leak of
+    // 13 KB per stream (40,000 streams here) would break the bound.
+    assert.ok(rssAfter - rssBefore < 512, `RSS ${rssBefore.toFixed(0)} -> ${rssAfter.toFixed(0)} MiB`);
     await servesNext(server, pid);
     t.diagnostic(`last streams taken: ${[...new Set(lasts)].join(', ')}; RSS ${rssBefore.toFixed(0)} -> ${rssAfter.toFixed(0)} MiB`);
   } finally {
