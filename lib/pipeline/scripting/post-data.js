@@ -382,4 +382,4 @@ function createParsePostData(req, res, { limit, fail: givenFail, budget = worker
   };
 }
 
-module.exports = { createParsePostData, createBodyBudget, setBodyBudget, readBody, parseBody, BodyError };
+module.exports = { createParsePostData, createBodyBudget, setBodyBudget, readBody, parseBody, BodyError, MULTIPART_WRITES_AT_ONCE, PARSE_SLICE_BYTES };

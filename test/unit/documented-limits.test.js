@@ -1,0 +1,29 @@
+'use strict';
+// Built-in bounds that are constants, not config keys, with the values docs/security.md and
+// docs/limits.md give for them. The tests of each bound use the constant by name, so they would
+// pass whatever its value: a change of value must fail here, and come with a change of the docs.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+const DOCUMENTED = [
+  ['lib/net/summarised-log.js', 'REFUSAL_LOG_INTERVAL_MS', 10000, 'PROXY protocol refusals summed up every 10 s'],
+  ['lib/pipeline/scripting/legacy-archive.js', 'MAX_EXPANDED_BYTES', 272 * MiB, 'a .tar.gz mod expanding past 272 MiB is refused'],
+  ['lib/pipeline/static/listing-pages.js', 'RENDERS_AT_ONCE', 2, '2 listing renders at once per worker'],
+  ['lib/pipeline/static/listing-pages.js', 'RENDERS_WAITING', 16, '16 listing renders waiting'],
+  ['lib/pipeline/static/listing-pages.js', 'FRESH_MS', 1000, 'a rendered listing shared for 1 s'],
+  ['lib/process/orphan-reaper.js', 'ORPHAN_GRACE_MS', 2500, 'a worker dies 2.5 s after its primary'],
+  ['lib/pipeline/static/http2-body.js', 'SLICE_BYTES', 16 * KiB, 'HTTP/2 file bodies in 16 KiB slices'],
+  ['lib/net/http2-send-timeout.js', 'PIECE_BYTES', 64 * KiB, 'an HTTP/2 stream handed to Node 64 KiB at most at a time'],
+  ['lib/pipeline/scripting/post-data.js', 'MULTIPART_WRITES_AT_ONCE', 2, 'multipart uploads hold 2 of libuv\'s threads per worker'],
+  ['lib/pipeline/scripting/post-data.js', 'PARSE_SLICE_BYTES', 8 * KiB, 'multipart parsed in 8 KiB slices'],
+];
+
+for (const [file, name, value, what] of DOCUMENTED) {
+  test(`${name} (${file}) is ${value}: ${what}`, () => {
+    assert.equal(require(`../../${file}`)[name], value);
+  });
+}
