@@ -1,9 +1,9 @@
 'use strict';
 // A careless config cannot publish secrets.
 //   - no wwwroot: a config error naming the key (no default that serves the config's directory);
-//   - a web root that contains the config file, the TLS key or certificate, or the state directory:
-//     svr refuses to start unless allowSensitiveFilesInWebRoot is true, and even then never serves
-//     them, nor their editor and backup copies;
+//   - a web root that contains the config file, the TLS key or certificate (sni's too), or the state
+//     directory: svr refuses to start unless allowSensitiveFilesInWebRoot is true, and even then
+//     never serves them, nor their editor and backup copies, nor the mods directory;
 //   - an old SVR.JS install directory as the web root: config.json, node_modules/, log/, temp/ are
 //     never served.
 
@@ -16,6 +16,7 @@ const { startPipeline } = require('../support/pipeline');
 const { fixturePair, httpsRequest, startTlsPipeline } = require('../support/tls-helpers');
 
 const pair = fixturePair({ names: [{ type: 2, value: 'localhost' }] });
+const sniPair = fixturePair({ names: [{ type: 2, value: 'b.localhost' }] });
 
 function siteDir(config, files = {}) {
   const dir = makeTempDir('svr-secrets-');
@@ -76,20 +77,47 @@ describe('a web root that contains secrets', () => {
     }
   });
 
+  it('is refused for an sni certificate and key inside it, the config file and site TLS files outside', async () => {
+    const sport = await getFreePort();
+    const { dir, configFile } = siteDir(
+      {
+        port: await getFreePort(), sport, secure: true, wwwroot: 'web', cert: 'site.crt', key: 'site.key', stateDirectory: 'state',
+        sni: { 'b.localhost': { cert: 'web/tls/b.crt', key: 'web/tls/b.key' } },
+      },
+      { 'site.crt': pair.certPem, 'site.key': pair.keyPem, 'web/tls/b.crt': sniPair.certPem, 'web/tls/b.key': sniPair.keyPem, 'web/index.html': 'hi' });
+    try {
+      for (const args of [['--check', '--config', configFile], ['--config', configFile]]) {
+        const run = await runSvr(args);
+        assert.equal(run.code, args[0] === '--check' ? 1 : 78, `${args.join(' ')}: ${run.stderr}`);
+        assert.match(run.stderr, /wwwroot: .*contains/, run.stderr);
+        for (const name of [path.join('tls', 'b.crt'), path.join('tls', 'b.key')]) {
+          assert.ok(run.stderr.includes(name), `${name} in: ${run.stderr}`);
+        }
+        assert.ok(!run.stderr.includes('site.key'), run.stderr);
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   describe('with allowSensitiveFilesInWebRoot: true', () => {
     let srv;
     let url;
-    const secrets = ['svr-config.json', 'site.key', 'site.crt'];
+    const secrets = ['svr-config.json', 'site.key', 'site.crt', 'sni-b.crt', 'sni-b.key'];
     const copies = (name) => [name, `${name}~`, `${name}.bak`, `${name}.orig`, `${name}.swp`, `#${name}#`, `.#${name}`];
     // In-process, behind the worker's listeners (support/pipeline.js): the harness writes the
     // config as svr-config.json in its directory, made the web root here; files go beside web/.
     before(async () => {
-      const files = { 'site.crt': pair.certPem, 'site.key': pair.keyPem, 'index.html': 'hi', 'sub/page.bak': 'fine' };
+      const files = {
+        'site.crt': pair.certPem, 'site.key': pair.keyPem, 'sni-b.crt': sniPair.certPem, 'sni-b.key': sniPair.keyPem,
+        'index.html': 'hi', 'sub/page.bak': 'fine', 'mods/notes.txt': 'mods directory',
+      };
       for (const name of secrets) for (const copy of copies(name).slice(1)) files[copy] = `copy of ${name}`;
       files['state/selfsigned-key.pem'] = 'state secret';
       srv = await startTlsPipeline({
         config: {
           wwwroot: '.', cert: 'site.crt', key: 'site.key', stateDirectory: 'state', allowSensitiveFilesInWebRoot: true, allowDotfiles: true,
+          sni: { 'b.localhost': { cert: 'sni-b.crt', key: 'sni-b.key' } }, modsDirectory: 'mods',
         },
         files: Object.fromEntries(Object.entries(files).map(([name, content]) => [`../${name}`, content])),
       });
@@ -107,6 +135,10 @@ describe('a web root that contains secrets', () => {
         }
       }
       assert.equal((await httpsRequest(`${url}/state/selfsigned-key.pem`)).status, 404);
+      // The mods directory is code the workers run: never served, though nothing refuses the start.
+      for (const p of ['/mods/notes.txt', '/mods/', '/mods']) {
+        assert.equal((await httpsRequest(url + p)).status, 404, p);
+      }
     });
 
     it('serves the rest', async () => {

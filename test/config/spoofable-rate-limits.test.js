@@ -7,7 +7,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
-const { makeTempDir, getFreePort, runSvr, request } = require('../support/helpers');
+const { makeTempDir, getFreePort, runSvr, request, startServer } = require('../support/helpers');
 const { startPipeline } = require('../support/pipeline');
 
 const LIMIT = { path: '/', rate: 0.01, burst: 1 }; // one request, then 429 for 100 s
@@ -25,6 +25,17 @@ test('svr --check warns about a rate limit by address with enableIPSpoofing, not
   const warnings = result.stderr.split('\n').filter((line) => /rateLimits/.test(line));
   assert.equal(warnings.length, 1, result.stderr);
   assert.match(warnings[0], /svr-config\.json: rateLimits\[1\]: counts by the client's address, which enableIPSpoofing takes from X-Forwarded-For whoever sends it: .*list your proxies in trustedProxies instead/);
+});
+
+test('the start logs the same warning', async (t) => {
+  const srv = await startServer({ config: { enableIPSpoofing: true, rateLimits: [LIMIT] } });
+  t.after(() => srv.stop());
+  // The primary logs the config's warnings before any worker forks, so before "listening on",
+  // which startServer waited for: the line is there or was never logged.
+  const line = srv.stderr().find((l) => /rateLimits\[0\]: counts by the client's address/.test(l));
+  assert.ok(line, srv.stderr().join('\n'));
+  assert.match(line, / warn primary: /);
+  assert.match(line, /svr-config\.json: rateLimits\[0\]: counts by the client's address, which enableIPSpoofing takes from X-Forwarded-For whoever sends it: .*list your proxies in trustedProxies instead/);
 });
 
 // 20 requests, each claiming another address: how many pass.

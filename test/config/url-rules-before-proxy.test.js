@@ -11,7 +11,7 @@ const http = require('node:http');
 const net = require('node:net');
 const path = require('node:path');
 const { once } = require('node:events');
-const { makeTempDir, getFreePort, runSvr } = require('../support/helpers');
+const { makeTempDir, getFreePort, runSvr, startServer } = require('../support/helpers');
 const { startPipeline } = require('../support/pipeline');
 
 test('svr --check warns about a url rule in front of a proxy rule, with the regex to use', async () => {
@@ -29,6 +29,23 @@ test('svr --check warns about a url rule in front of a proxy rule, with the rege
   assert.equal(warnings.length, 1, result.stderr);
   assert.match(warnings[0], /svr-config\.json: nonStandardCodes\[0\]\.url: protects exactly "\/api\/admin", but proxy\[0\] \("\/api\/"\) forwards the paths around it/);
   assert.match(warnings[0], /"regex": "\/\^\\\\\/api\\\\\/admin\(\?:\[\\\\\/;\.\]\|\$\)\/i"/);
+});
+
+test('the start logs the same warning', async (t) => {
+  const srv = await startServer({
+    config: {
+      nonStandardCodes: [{ url: '/api/admin', scode: 403 }],
+      proxy: [{ path: '/api/', upstreams: ['http://127.0.0.1:9'] }],
+    },
+  });
+  t.after(() => srv.stop());
+  // The primary logs the config's warnings before any worker forks, so before "listening on",
+  // which startServer waited for: the line is there or was never logged.
+  const line = srv.stderr().find((l) => /nonStandardCodes\[0\]\.url: protects exactly/.test(l));
+  assert.ok(line, srv.stderr().join('\n'));
+  assert.match(line, / warn primary: /);
+  assert.match(line, /svr-config\.json: nonStandardCodes\[0\]\.url: protects exactly "\/api\/admin", but proxy\[0\] \("\/api\/"\) forwards the paths around it/);
+  assert.match(line, /"regex": "\/\^\\\\\/api\\\\\/admin\(\?:\[\\\\\/;\.\]\|\$\)\/i"/);
 });
 
 function rawGet(port, target) {

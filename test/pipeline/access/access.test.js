@@ -296,3 +296,44 @@ describe('401 rules and the answers of site.authenticate', () => {
     assert.equal((await run({ user: null, throttled: false, retryAfter: 0 })).sent[0].status, 401);
   });
 });
+
+describe('401 rules and the maxAuthFailures throttle', () => {
+  // The rules keep SVR.JS's own count (429 after MAX_FAILURES); the throttle of site.authenticate,
+  // which the scripting stage uses, must neither count their failures nor block their checks.
+  let site;
+  before(async () => {
+    site = await startPipeline({
+      config: { users: [account('ann', 'sha-pass', 'sha256')], maxAuthFailures: 3, nonStandardCodes: [{ url: '/p', scode: 401 }] },
+      files: {
+        'serverSideScript.js': "if (req.url === '/x') { res.writeHead(authUser ? 200 : 401); res.end(String(authUser)); } else elseCallback();",
+        p: 'protected',
+      },
+    });
+  });
+  after(() => site && site.stop());
+
+  it('failures under a rule are not counted, and a blocked address still logs in there', async () => {
+    assert.ok(MAX_FAILURES > 5, 'the rule\'s own lock stays out of the way of 5 failures');
+    const wrong = basic('ann', 'nope');
+    for (let i = 0; i < 5; i++) {
+      const res = await get(site.url, '/p', { headers: wrong });
+      assert.equal(res.status, 401, `rule attempt ${i + 1}`);
+      assert.equal(res.headers['retry-after'], undefined, `rule attempt ${i + 1}`);
+    }
+    // 5 failures > maxAuthFailures (3): had they counted, this would be throttled (Retry-After).
+    for (let i = 0; i < 3; i++) {
+      const res = await get(site.url, '/x', { headers: wrong });
+      assert.equal(res.status, 401, `script attempt ${i + 1}`);
+      assert.equal(res.headers['retry-after'], undefined, `script attempt ${i + 1} is not throttled: the rule's failures were not counted`);
+    }
+    // Its own 3 failures block the address for the script's checks: the right password is not even checked...
+    const blocked = await get(site.url, '/x', { headers: basic('ann', 'sha-pass') });
+    assert.equal(blocked.status, 401);
+    assert.ok(Number(blocked.headers['retry-after']) > 0, JSON.stringify(blocked.headers));
+    // ...but the rule checks it, and wrong ones stay 401, not 429.
+    assert.equal((await get(site.url, '/p', { headers: wrong })).status, 401);
+    const admitted = await get(site.url, '/p', { headers: basic('ann', 'sha-pass') });
+    assert.equal(admitted.status, 200);
+    assert.equal(admitted.text, 'protected');
+  });
+});

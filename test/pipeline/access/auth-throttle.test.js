@@ -4,14 +4,15 @@
 //   - a successful check is remembered (keyed by a digest of the header): no second hash;
 //   - after maxAuthFailures failed attempts from one address within authFailureWindow, that
 //     address's attempts are not hashed any more: throttled, with a Retry-After, and logged;
-//     other addresses are not affected; the throttle can be turned off (maxAuthFailures 0).
+//     other addresses are not affected; the throttle can be turned off (maxAuthFailures 0);
+//   - each worker counts on its own: with 2 workers an address makes 2 x maxAuthFailures attempts.
 
 const { describe, it, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
 const http = require('node:http');
 const { createAuthenticator } = require('../../../lib/pipeline/credentials');
-const { startServer, request } = require('../../support/helpers');
+const { startServer, request, readyWorkerPids } = require('../../support/helpers');
 
 const salt = 'salt1';
 const USERS = [{ name: 'alice', salt, pass: crypto.createHash('sha256').update(`secret${salt}`).digest('hex') }];
@@ -105,6 +106,40 @@ describe('the throttle over HTTP', () => {
       }).on('error', reject);
     });
     assert.equal(other, 'hi bob');
+  });
+});
+
+describe('the throttle with two workers', () => {
+  it('counts in each worker on its own: 2 x maxAuthFailures failures before both block', async (t) => {
+    const MAX = 3;
+    // "rr": the primary hands connections to the workers in turn, so both get attempts; which
+    // worker answered is read from the answer, so the count per worker needs no particular order.
+    const srv = await startServer({
+      config: { workers: 2, schedulingPolicy: 'rr', users: USERS, maxAuthFailures: MAX },
+      files: { 'serverSideScript.js': "disableEndElseCallbackExecute = true;\nres.writeHead(authUser ? 200 : 401); res.end(String(process.pid));\n" },
+      env: { NODE_CLUSTER_SCHED_POLICY: '' }, // the config decides, not the environment
+    });
+    t.after(() => srv.stop());
+    const workers = readyWorkerPids(srv).map(String).sort();
+    assert.equal(workers.length, 2);
+    const failures = new Map(); // worker pid -> failed attempts it answered unthrottled
+    const blocked = new Set(); // workers that answered throttled
+    for (let i = 0; i < 40 && blocked.size < 2; i++) {
+      const res = await request(`${srv.url}/x`, { agent: false, headers: { authorization: header('alice', 'wrong') } });
+      const pid = res.text;
+      assert.ok(workers.includes(pid), pid);
+      assert.equal(res.status, 401);
+      const count = failures.get(pid) || 0;
+      if (count < MAX) {
+        assert.equal(res.headers['retry-after'], undefined, `worker ${pid}, its attempt ${count + 1}: ${JSON.stringify([...failures])}`);
+        failures.set(pid, count + 1);
+      } else {
+        assert.ok(Number(res.headers['retry-after']) > 0, `worker ${pid} after its ${MAX} failures`);
+        blocked.add(pid);
+      }
+    }
+    assert.deepEqual([...blocked].sort(), workers, 'both workers blocked the address');
+    assert.equal([...failures.values()].reduce((a, b) => a + b, 0), 2 * MAX);
   });
 });
 
