@@ -31,12 +31,16 @@ function answerChecksum(req, res) {
 }
 
 // An upstream that answers with answerChecksum; `started` has each request's
-// head as it arrived, before its body.
+// head as it arrived, before its body, with the body bytes received so far and, once the request
+// closed, whether its body came whole.
 async function checksumUpstream(t) {
   const started = [];
   let connections = 0;
   const server = http.createServer((req, res) => {
-    started.push({ url: req.url, headers: req.headers });
+    const entry = { url: req.url, headers: req.headers, received: 0, closed: false, complete: false };
+    started.push(entry);
+    req.on('data', (chunk) => { entry.received += chunk.length; });
+    req.on('close', () => { entry.closed = true; entry.complete = req.complete; });
     answerChecksum(req, res);
   });
   server.on('connection', () => { connections++; });
@@ -146,6 +150,19 @@ test('maxBodySize: a chunked body is cut at the limit, streamed or buffered', as
     assert.match(s.stderr().join('\n'), /a body without Content-Length over proxy\[0\]\.maxBodySize \(100\)/);
     if (requestBuffering) assert.equal(upstream.started.length, 1, 'a buffered body over the limit reached no upstream');
   }
+});
+
+test('maxBodySize: a streamed chunked body that passes the limit is cut at the upstream too', async (t) => {
+  const upstream = await checksumUpstream(t);
+  const s = await site(t, upstream, { maxBodySize: 100 });
+  const over = await partialUpload(s.port, 'POST /app/up HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked', chunk('a'.repeat(60)));
+  t.after(() => over.socket.destroy());
+  assert.ok(await waitUntil(() => upstream.started.length === 1 && upstream.started[0].received === 60, 5000), 'the first 60 bytes streamed to the upstream');
+  over.socket.write(chunk('b'.repeat(41)));
+  assert.match(await over.closed, /^HTTP\/1\.1 413 /);
+  assert.ok(await waitUntil(() => upstream.started[0].closed, 5000), 'the upstream request ended');
+  assert.equal(upstream.started[0].complete, false, 'the upstream saw its request cut, not a whole body');
+  assert.equal(upstream.started[0].received, 60, 'no byte past the limit reached the upstream');
 });
 
 test('maxBodySize over HTTP/2: a body without content-length is refused once it passes the limit', async (t) => {
