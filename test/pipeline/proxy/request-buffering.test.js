@@ -217,6 +217,79 @@ test('requestBuffering: a PUT or DELETE with a body is retried on the next upstr
   assert.ok(await waitUntil(() => bytesInMemory() === 0 && openBodyFiles().length === 0, 5000), 'memory and files given back');
 });
 
+test('a GET, HEAD, OPTIONS, and a PUT or DELETE without a body are retried on the next upstream when the first refuses; a POST without a body is not', async (t) => {
+  const upstream = await checksumUpstream(t);
+  const refusing = await refusingUrl();
+  const methods = ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'POST'];
+  // A rule per method, so that each round robin begins with the refusing upstream.
+  const s = await startPipeline({ config: { proxy: methods.map((method) => ({ path: `/${method}/`, upstreams: [refusing, upstream.url] })) } });
+  t.after(() => s.stop());
+  for (const method of methods) {
+    const res = await request(`${s.url}/${method}/x`, { method, headers: { 'content-length': 0 } });
+    assert.equal(res.status, method === 'POST' ? 502 : 200, method);
+  }
+  assert.deepEqual(upstream.started.map((r) => r.url), ['/GET/x', '/HEAD/x', '/OPTIONS/x', '/PUT/x', '/DELETE/x'], 'the POST reached no upstream');
+});
+
+test('retries defaults to 1: of three upstreams that refuse, two are tried', async (t) => {
+  // Three ports that refuse, held open together so that each is a different one.
+  const servers = [net.createServer(), net.createServer(), net.createServer()];
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))));
+  const refusing = servers.map((server) => `http://127.0.0.1:${server.address().port}`);
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  const s = await startPipeline({ config: { proxy: [{ path: '/default/', upstreams: refusing }, { path: '/two/', upstreams: refusing, retries: 2 }] } });
+  t.after(() => s.stop());
+  // The round robin goes in order and skips an upstream already tried: the log line of the
+  // request that gives up names the last one tried.
+  assert.equal((await request(`${s.url}/default/x`)).status, 502);
+  await s.waitForLog(new RegExp(`proxy: GET /default/x -> ${refusing[1]}: ECONNREFUSED; answering 502`));
+  assert.equal((await request(`${s.url}/two/x`)).status, 502);
+  await s.waitForLog(new RegExp(`proxy: GET /two/x -> ${refusing[2]}: ECONNREFUSED; answering 502`));
+});
+
+// An upstream that reads a request's head, answers `sent`, then closes the connection; with
+// `answerFirst`, the first request on each connection is answered whole and kept alive, and the
+// second gets `sent`. `requests()`: the request heads it read.
+async function breakingUpstream(t, sent, { answerFirst = false } = {}) {
+  let requests = 0;
+  const server = net.createServer((socket) => {
+    let head = '';
+    let served = 0;
+    socket.setEncoding('latin1');
+    socket.on('error', () => {});
+    socket.on('data', (text) => {
+      head += text;
+      if (!head.includes('\r\n\r\n')) return;
+      head = '';
+      requests++;
+      served++;
+      if (answerFirst && served === 1) socket.write('HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirst');
+      else socket.end(sent);
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => server.close());
+  return { url: `http://127.0.0.1:${server.address().port}`, requests: () => requests };
+}
+
+test('nothing is retried once the upstream has started answering: a cut response stays cut, a cut head is a 502', async (t) => {
+  const upstream = await checksumUpstream(t);
+  const cutBody = await breakingUpstream(t, 'HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npart');
+  const cutHead = await breakingUpstream(t, 'HTTP/1.1 200 OK\r\nContent-Le');
+  const s = await startPipeline({
+    config: {
+      proxy: [
+        { path: '/body/', upstreams: [cutBody.url, upstream.url] },
+        { path: '/head/', upstreams: [cutHead.url, upstream.url] },
+      ],
+    },
+  });
+  t.after(() => s.stop());
+  await assert.rejects(request(`${s.url}/body/x`), 'the client\'s response is cut');
+  assert.equal((await request(`${s.url}/head/x`)).status, 502);
+  assert.deepEqual(upstream.started, [], 'the second upstream got no request');
+});
+
 // An upstream that answers with answerChecksum, except that, once
 // `resetNextReused()` is called, the next request to arrive on a connection that already carried
 // one is answered with a TCP reset (the upstream closed a keep-alive connection as the proxy
