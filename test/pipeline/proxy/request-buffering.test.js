@@ -276,11 +276,15 @@ test('nothing is retried once the upstream has started answering: a cut response
   const upstream = await checksumUpstream(t);
   const cutBody = await breakingUpstream(t, 'HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npart');
   const cutHead = await breakingUpstream(t, 'HTTP/1.1 200 OK\r\nContent-Le');
+  // On a reused kept-alive connection too: the close follows bytes of the answer, so it is not the
+  // stale connection that a retry on a new one is for.
+  const cutReused = await breakingUpstream(t, 'HTTP/1.1 200 OK\r\nContent-Le', { answerFirst: true });
   const s = await startPipeline({
     config: {
       proxy: [
         { path: '/body/', upstreams: [cutBody.url, upstream.url] },
         { path: '/head/', upstreams: [cutHead.url, upstream.url] },
+        { path: '/reused/', upstreams: [cutReused.url] },
       ],
     },
   });
@@ -288,6 +292,9 @@ test('nothing is retried once the upstream has started answering: a cut response
   await assert.rejects(request(`${s.url}/body/x`), 'the client\'s response is cut');
   assert.equal((await request(`${s.url}/head/x`)).status, 502);
   assert.deepEqual(upstream.started, [], 'the second upstream got no request');
+  assert.equal((await request(`${s.url}/reused/warm`)).text, 'first', 'a first request leaves a kept-alive upstream connection');
+  assert.equal((await request(`${s.url}/reused/x`)).status, 502, 'not retried on a new connection');
+  assert.equal(cutReused.requests(), 2);
 });
 
 // An upstream that answers with answerChecksum, except that, once
