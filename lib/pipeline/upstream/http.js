@@ -121,7 +121,13 @@ function send(req, res, upstream, exchange, onFailure) {
     servername: serverName(target),
   });
 
+  // A kept-alive socket's bytes read before this request: any more by an error means the upstream
+  // had started answering it, so a reset then is no stale connection and must not be retried.
+  let upSocket = null;
+  let bytesBefore = 0;
   upReq.on('socket', (socket) => {
+    upSocket = socket;
+    bytesBefore = socket.bytesRead;
     if (!socket.connecting) {
       connected = true;
       return;
@@ -142,7 +148,8 @@ function send(req, res, upstream, exchange, onFailure) {
       if (tap) tap.abort();
       return res.destroy(); // the client's response is cut
     }
-    const reusedReset = upReq.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE');
+    const answering = upSocket !== null && upSocket.bytesRead > bytesBefore;
+    const reusedReset = upReq.reusedSocket && !answering && (error.code === 'ECONNRESET' || error.code === 'EPIPE');
     const connectFailure = !connected && CONNECT_ERRORS.has(error.code);
     return fail({
       status: 502,

@@ -31,12 +31,16 @@ function answerChecksum(req, res) {
 }
 
 // An upstream that answers with answerChecksum; `started` has each request's
-// head as it arrived, before its body.
+// head as it arrived, before its body, with the body bytes received so far and, once the request
+// closed, whether its body came whole.
 async function checksumUpstream(t) {
   const started = [];
   let connections = 0;
   const server = http.createServer((req, res) => {
-    started.push({ url: req.url, headers: req.headers });
+    const entry = { url: req.url, headers: req.headers, received: 0, closed: false, complete: false };
+    started.push(entry);
+    req.on('data', (chunk) => { entry.received += chunk.length; });
+    req.on('close', () => { entry.closed = true; entry.complete = req.complete; });
     answerChecksum(req, res);
   });
   server.on('connection', () => { connections++; });
@@ -148,6 +152,19 @@ test('maxBodySize: a chunked body is cut at the limit, streamed or buffered', as
   }
 });
 
+test('maxBodySize: a streamed chunked body that passes the limit is cut at the upstream too', async (t) => {
+  const upstream = await checksumUpstream(t);
+  const s = await site(t, upstream, { maxBodySize: 100 });
+  const over = await partialUpload(s.port, 'POST /app/up HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked', chunk('a'.repeat(60)));
+  t.after(() => over.socket.destroy());
+  assert.ok(await waitUntil(() => upstream.started.length === 1 && upstream.started[0].received === 60, 5000), 'the first 60 bytes streamed to the upstream');
+  over.socket.write(chunk('b'.repeat(41)));
+  assert.match(await over.closed, /^HTTP\/1\.1 413 /);
+  assert.ok(await waitUntil(() => upstream.started[0].closed, 5000), 'the upstream request ended');
+  assert.equal(upstream.started[0].complete, false, 'the upstream saw its request cut, not a whole body');
+  assert.equal(upstream.started[0].received, 60, 'no byte past the limit reached the upstream');
+});
+
 test('maxBodySize over HTTP/2: a body without content-length is refused once it passes the limit', async (t) => {
   for (const requestBuffering of [false, true]) {
     const upstream = await checksumUpstream(t);
@@ -198,6 +215,86 @@ test('requestBuffering: a PUT or DELETE with a body is retried on the next upstr
   }
   assert.deepEqual(upstream.started.map((r) => r.url), ['/small/x', '/large/x', '/delete/x']);
   assert.ok(await waitUntil(() => bytesInMemory() === 0 && openBodyFiles().length === 0, 5000), 'memory and files given back');
+});
+
+test('a GET, HEAD, OPTIONS, and a PUT or DELETE without a body are retried on the next upstream when the first refuses; a POST without a body is not', async (t) => {
+  const upstream = await checksumUpstream(t);
+  const refusing = await refusingUrl();
+  const methods = ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'POST'];
+  // A rule per method, so that each round robin begins with the refusing upstream.
+  const s = await startPipeline({ config: { proxy: methods.map((method) => ({ path: `/${method}/`, upstreams: [refusing, upstream.url] })) } });
+  t.after(() => s.stop());
+  for (const method of methods) {
+    const res = await request(`${s.url}/${method}/x`, { method, headers: { 'content-length': 0 } });
+    assert.equal(res.status, method === 'POST' ? 502 : 200, method);
+  }
+  assert.deepEqual(upstream.started.map((r) => r.url), ['/GET/x', '/HEAD/x', '/OPTIONS/x', '/PUT/x', '/DELETE/x'], 'the POST reached no upstream');
+});
+
+test('retries defaults to 1: of three upstreams that refuse, two are tried', async (t) => {
+  // Three ports that refuse, held open together so that each is a different one.
+  const servers = [net.createServer(), net.createServer(), net.createServer()];
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))));
+  const refusing = servers.map((server) => `http://127.0.0.1:${server.address().port}`);
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  const s = await startPipeline({ config: { proxy: [{ path: '/default/', upstreams: refusing }, { path: '/two/', upstreams: refusing, retries: 2 }] } });
+  t.after(() => s.stop());
+  // The round robin goes in order and skips an upstream already tried: the log line of the
+  // request that gives up names the last one tried.
+  assert.equal((await request(`${s.url}/default/x`)).status, 502);
+  await s.waitForLog(new RegExp(`proxy: GET /default/x -> ${refusing[1]}: ECONNREFUSED; answering 502`));
+  assert.equal((await request(`${s.url}/two/x`)).status, 502);
+  await s.waitForLog(new RegExp(`proxy: GET /two/x -> ${refusing[2]}: ECONNREFUSED; answering 502`));
+});
+
+// An upstream that reads a request's head, answers `sent`, then closes the connection; with
+// `answerFirst`, the first request on each connection is answered whole and kept alive, and the
+// second gets `sent`. `requests()`: the request heads it read.
+async function breakingUpstream(t, sent, { answerFirst = false } = {}) {
+  let requests = 0;
+  const server = net.createServer((socket) => {
+    let head = '';
+    let served = 0;
+    socket.setEncoding('latin1');
+    socket.on('error', () => {});
+    socket.on('data', (text) => {
+      head += text;
+      if (!head.includes('\r\n\r\n')) return;
+      head = '';
+      requests++;
+      served++;
+      if (answerFirst && served === 1) socket.write('HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirst');
+      else socket.end(sent);
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => server.close());
+  return { url: `http://127.0.0.1:${server.address().port}`, requests: () => requests };
+}
+
+test('nothing is retried once the upstream has started answering: a cut response stays cut, a cut head is a 502', async (t) => {
+  const upstream = await checksumUpstream(t);
+  const cutBody = await breakingUpstream(t, 'HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npart');
+  const cutHead = await breakingUpstream(t, 'HTTP/1.1 200 OK\r\nContent-Le');
+  // On a reused kept-alive connection too: the close follows bytes of the answer, so it is not the
+  // stale connection that a retry on a new one is for.
+  const cutReused = await breakingUpstream(t, 'HTTP/1.1 200 OK\r\nContent-Le', { answerFirst: true });
+  const s = await startPipeline({
+    config: {
+      proxy: [
+        { path: '/body/', upstreams: [cutBody.url, upstream.url] },
+        { path: '/head/', upstreams: [cutHead.url, upstream.url] },
+        { path: '/reused/', upstreams: [cutReused.url] },
+      ],
+    },
+  });
+  t.after(() => s.stop());
+  await assert.rejects(request(`${s.url}/body/x`), 'the client\'s response is cut');
+  assert.equal((await request(`${s.url}/head/x`)).status, 502);
+  assert.deepEqual(upstream.started, [], 'the second upstream got no request');
+  assert.equal((await request(`${s.url}/reused/warm`)).text, 'first', 'a first request leaves a kept-alive upstream connection');
+  assert.equal((await request(`${s.url}/reused/x`)).status, 502, 'not retried on a new connection');
+  assert.equal(cutReused.requests(), 2);
 });
 
 // An upstream that answers with answerChecksum, except that, once

@@ -91,6 +91,15 @@ test('HTTP/1.1: only a valid WebSocket handshake is tunnelled by default; h2c is
   assert.match(smuggle, /"upgrade":null/, 'the upstream saw no Upgrade header');
   assert.deepEqual(up.seen.splice(0), [{ method: 'GET', url: '/api/x', upgrade: null }], 'the request inside never reached the upstream');
 
+  // The same with a body, by length or chunked: the body is on a socket the HTTP parser has let
+  // go of and cannot be forwarded, so the request is refused and the upstream hears nothing.
+  const h2cHead = (framing) => `POST /api/x HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n${framing}\r\n\r\n`;
+  const withLength = await exchange(site.port, `${h2cHead('Content-Length: 5')}hello`);
+  assert.match(withLength, /^HTTP\/1\.1 400 /);
+  const chunked = await exchange(site.port, `${h2cHead('Transfer-Encoding: chunked')}5\r\nhello\r\n0\r\n\r\n`);
+  assert.match(chunked, /^HTTP\/1\.1 400 /);
+  assert.deepEqual(up.seen.splice(0), [], 'the upstream received neither');
+
   // A rule that opts in tunnels h2c.
   const optedIn = await exchange(site.port, 'GET /h2c/x HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\nGET /h2c/inner HTTP/1.1\r\nHost: x\r\n\r\n', 'inside');
   assert.match(optedIn, /^HTTP\/1\.1 101 /);
