@@ -151,4 +151,4 @@ function primaryCacheIndex(config, log, workers) {
   };
 }
 
-module.exports = { createCacheIndex, primaryCacheIndex, ipcCacheIndex, inProcessCacheIndex, cachesAnything };
+module.exports = { createCacheIndex, primaryCacheIndex, ipcCacheIndex, inProcessCacheIndex, cachesAnything, LOCK_MS };

@@ -140,4 +140,4 @@ function createResponseCache(config, { index, log }) {
   return { handle, purge };
 }
 
-module.exports = { createResponseCache };
+module.exports = { createResponseCache, MAX_UNCACHEABLE_KEYS };

@@ -169,4 +169,4 @@ function createCompression(config) {
   return { negotiate, isCompressible, compress, createStream: createLimitedStream, reserveStream, releaseStream, SIBLING_EXT };
 }
 
-module.exports = { createCompression, negotiate, isCompressibleType, SIBLING_EXT };
+module.exports = { createCompression, negotiate, isCompressibleType, SIBLING_EXT, MIN_SIZE, BROTLI_QUALITY, GZIP_LEVEL, BROTLI_STREAM_QUALITY };

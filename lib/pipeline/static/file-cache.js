@@ -193,4 +193,4 @@ async function readWhole(path, webRoot) {
   }
 }
 
-module.exports = { FileCache, sameFile, readWhole };
+module.exports = { FileCache, sameFile, readWhole, ENTRY_OVERHEAD, DEFAULT_SETTLE_MS };

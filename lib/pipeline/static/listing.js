@@ -279,4 +279,4 @@ async function inSlices(items, fn) {
   return out;
 }
 
-module.exports = { createListing, humanSize };
+module.exports = { createListing, humanSize, MAX_ENTRIES };
