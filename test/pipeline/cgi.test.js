@@ -260,6 +260,21 @@ test('an absolute-form target\'s authority is SERVER_NAME and HTTP_HOST, whateve
   assert.equal(answer.text, 'name=app.example host=App.example:8080 uri=/cgi-bin/host.sh?q=1\n');
 });
 
+// A CGI script's environment is built as a FastCGI server's params are: a header name PHP (as
+// php-cgi) would read as another (X.Forwarded.For as X-Forwarded-For) reaches no script.
+test('header names with a character other than letters, digits and "-" reach no CGI script: no X.Forwarded.For as HTTP_X_FORWARDED_FOR', async (t) => {
+  const site = await startPipeline({ config: { cgi: [{ path: '/cgi-bin/' }] }, files: { 'cgi-bin/env.sh': "#!/bin/sh\nprintf 'Content-Type: text/plain\\r\\n\\r\\n'\nenv\n" } });
+  t.after(() => site.stop());
+  executable(site, ['cgi-bin/env.sh']);
+  const spoofed = { 'X.Forwarded.For': '1.2.3.4', 'X-Real.IP': '1.2.3.4', 'X-Forwarded.Proto': 'https', 'X-Forwarded.Host': 'evil.example', 'X_Forwarded_For': '1.2.3.4', 'X~Y': '1' };
+  const answer = await request(`${site.url}/cgi-bin/env.sh`, { headers: { ...spoofed, 'X-Normal-Header': 'kept', connection: 'close' } });
+  assert.equal(answer.status, 200);
+  // dash passes on no variable whose name has a "." (HTTP_X.FORWARDED.FOR): X_Forwarded_For is the
+  // name that would show here, as HTTP_X_FORWARDED_FOR.
+  const passed = answer.text.split('\n').filter((line) => line.startsWith('HTTP_')).sort();
+  assert.deepEqual(passed, ['HTTP_CONNECTION=close', `HTTP_HOST=${new URL(site.url).host}`, 'HTTP_X_NORMAL_HEADER=kept']);
+});
+
 // The body is read whole before the script starts (requestBuffering): a client uploading slowly
 // holds no process and no slot. With one slot, a request beside an unfinished upload is answered
 // while the upload still waits; without buffering it would wait for the upload's time limit.
