@@ -122,6 +122,21 @@ printf 'Content-Type: text/plain\\r\\n\\r\\nok'
   assert.deepEqual(site.stderr().filter((line) => line.includes('split.sh: ')).map((line) => line.replace(/^.*split\.sh: /, '')), ['ready', '\u00e9 end']);
 });
 
+test('at most 64 KiB of a script\'s stderr per request reaches the log, the rest is dropped', async (t) => {
+  // 100 KiB of 17-byte lines: the 64 KiB end after 3855 lines and the "a" of the next.
+  const script = `#!/bin/sh\nyes 'a line of stderr' | head -c 102400 >&2\nprintf 'Content-Type: text/plain\\r\\n\\r\\nok'\n`;
+  const site = await startPipeline({ config: { cgi: [{ path: '/cgi-bin/' }] }, files: { 'cgi-bin/flood.sh': script } });
+  t.after(() => site.stop());
+  executable(site, ['cgi-bin/flood.sh']);
+  const since = site.stderr().length;
+  assert.equal((await request(`${site.url}/cgi-bin/flood.sh`)).text, 'ok');
+  await site.waitForLog(/: \/cgi-bin\/flood\.sh: a$/, 'stderr', since); // the cut line, written at the script's end
+  const prefix = /^error cgi \/cgi-bin\/: \/cgi-bin\/flood\.sh: /;
+  const logged = site.stderr().slice(since).filter((line) => prefix.test(line)).map((line) => line.replace(prefix, ''));
+  assert.equal(logged.join('\n'), 'a line of stderr\n'.repeat(6100).slice(0, 64 * 1024));
+  assert.equal(logged.length, 3856);
+});
+
 test('scripts by extension through an interpreter, with a local redirect', async (t) => {
   const perl = ensureDebianPackage('perl');
   if (perl.skip) return t.skip(perl.skip);

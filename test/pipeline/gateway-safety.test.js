@@ -576,6 +576,26 @@ test('FastCGI stderr: a character split between two records reaches the log whol
   await site.waitForLog(/^error fastcgi unix:\S+: \/log\.php: PHP message: café € 😀$/);
 });
 
+test('FastCGI stderr: at most 64 KiB of it per request reaches the log, the rest is dropped', async (t) => {
+  // 103 lines of 1000 bytes: the 64 KiB end after 65 of them and 536 bytes of the 66th.
+  const lines = Array.from({ length: 103 }, (_, i) => `line ${String(i).padStart(4, '0')} ${'x'.repeat(989)}\n`);
+  const dir = makeTempDir();
+  const fcgi = await startFakeFastcgi(dir, (r) => {
+    for (const line of lines) r.stderr(line);
+    r.write('Content-Type: text/plain\r\n\r\nok');
+    r.end();
+  });
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream }] }, files: { 'flood.php': '' } });
+  t.after(async () => { await site.stop(); await fcgi.stop(); });
+  const since = site.stderr().length;
+  assert.equal((await request(`${site.url}/flood.php`)).text, 'ok');
+  await site.waitForLog(/: \/flood\.php: line 0065 /, 'stderr', since); // the cut line, written at the script's end
+  const prefix = /^error fastcgi unix:\S+: \/flood\.php: /;
+  const logged = site.stderr().slice(since).filter((line) => prefix.test(line)).map((line) => line.replace(prefix, ''));
+  assert.equal(logged.join('\n'), lines.join('').slice(0, 64 * 1024));
+  assert.equal(logged.length, 66);
+});
+
 test('with requestBuffering false, a request body streams to the server as it arrives, never gathered first', { timeout: 30000 }, async (t) => {
   const HALF = 1024 * 1024;
   const dir = makeTempDir();
