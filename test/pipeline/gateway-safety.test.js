@@ -379,6 +379,18 @@ test('Location: /path alone is a local redirect; with a Status it goes to the cl
   await site.waitForLog(/warn gateway: \/loop\.php: more than 10 local redirects; answering 502/);
 });
 
+test('SERVER_SOFTWARE names svr as the Server header does: its versions only with exposeServerVersion', async (t) => {
+  const { versionString } = require('../../lib/product');
+  for (const [exposeServerVersion, expected] of [[false, 'svr'], [true, versionString()]]) {
+    const { site, fcgi } = await withSite(t, {}, { 'a.php': '' }, { exposeServerVersion });
+    const res = await request(`${site.url}/a.php`);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.server, expected, `exposeServerVersion ${exposeServerVersion}`);
+    assert.equal(fcgi.requests[0].SERVER_SOFTWARE, expected, `exposeServerVersion ${exposeServerVersion}`);
+  }
+  assert.match(versionString(), /^svr\/\d+\.\d+\.\d+ \(/);
+});
+
 test('a local redirect meets the access rules of its path: a 403 or login rule holds', async (t) => {
   const dir = makeTempDir();
   const fcgi = await startFakeFastcgi(dir, (r) => {
