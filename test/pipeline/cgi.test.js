@@ -122,6 +122,21 @@ printf 'Content-Type: text/plain\\r\\n\\r\\nok'
   assert.deepEqual(site.stderr().filter((line) => line.includes('split.sh: ')).map((line) => line.replace(/^.*split\.sh: /, '')), ['ready', '\u00e9 end']);
 });
 
+test('at most 64 KiB of a script\'s stderr per request reaches the log, the rest is dropped', async (t) => {
+  // 100 KiB of 17-byte lines: the 64 KiB end after 3855 lines and the "a" of the next.
+  const script = `#!/bin/sh\nyes 'a line of stderr' | head -c 102400 >&2\nprintf 'Content-Type: text/plain\\r\\n\\r\\nok'\n`;
+  const site = await startPipeline({ config: { cgi: [{ path: '/cgi-bin/' }] }, files: { 'cgi-bin/flood.sh': script } });
+  t.after(() => site.stop());
+  executable(site, ['cgi-bin/flood.sh']);
+  const since = site.stderr().length;
+  assert.equal((await request(`${site.url}/cgi-bin/flood.sh`)).text, 'ok');
+  await site.waitForLog(/: \/cgi-bin\/flood\.sh: a$/, 'stderr', since); // the cut line, written at the script's end
+  const prefix = /^error cgi \/cgi-bin\/: \/cgi-bin\/flood\.sh: /;
+  const logged = site.stderr().slice(since).filter((line) => prefix.test(line)).map((line) => line.replace(prefix, ''));
+  assert.equal(logged.join('\n'), 'a line of stderr\n'.repeat(6100).slice(0, 64 * 1024));
+  assert.equal(logged.length, 3856);
+});
+
 test('scripts by extension through an interpreter, with a local redirect', async (t) => {
   const perl = ensureDebianPackage('perl');
   if (perl.skip) return t.skip(perl.skip);
@@ -258,6 +273,21 @@ test('an absolute-form target\'s authority is SERVER_NAME and HTTP_HOST, whateve
   executable(site, ['cgi-bin/host.sh']);
   const answer = await request(site.url, { path: 'http://App.example:8080/cgi-bin/host.sh?q=1', headers: { host: 'other.example' } });
   assert.equal(answer.text, 'name=app.example host=App.example:8080 uri=/cgi-bin/host.sh?q=1\n');
+});
+
+// A CGI script's environment is built as a FastCGI server's params are: a header name PHP (as
+// php-cgi) would read as another (X.Forwarded.For as X-Forwarded-For) reaches no script.
+test('header names with a character other than letters, digits and "-" reach no CGI script: no X.Forwarded.For as HTTP_X_FORWARDED_FOR', async (t) => {
+  const site = await startPipeline({ config: { cgi: [{ path: '/cgi-bin/' }] }, files: { 'cgi-bin/env.sh': "#!/bin/sh\nprintf 'Content-Type: text/plain\\r\\n\\r\\n'\nenv\n" } });
+  t.after(() => site.stop());
+  executable(site, ['cgi-bin/env.sh']);
+  const spoofed = { 'X.Forwarded.For': '1.2.3.4', 'X-Real.IP': '1.2.3.4', 'X-Forwarded.Proto': 'https', 'X-Forwarded.Host': 'evil.example', 'X_Forwarded_For': '1.2.3.4', 'X~Y': '1' };
+  const answer = await request(`${site.url}/cgi-bin/env.sh`, { headers: { ...spoofed, 'X-Normal-Header': 'kept', connection: 'close' } });
+  assert.equal(answer.status, 200);
+  // dash passes on no variable whose name has a "." (HTTP_X.FORWARDED.FOR): X_Forwarded_For is the
+  // name that would show here, as HTTP_X_FORWARDED_FOR.
+  const passed = answer.text.split('\n').filter((line) => line.startsWith('HTTP_')).sort();
+  assert.deepEqual(passed, ['HTTP_CONNECTION=close', `HTTP_HOST=${new URL(site.url).host}`, 'HTTP_X_NORMAL_HEADER=kept']);
 });
 
 // The body is read whole before the script starts (requestBuffering): a client uploading slowly

@@ -103,6 +103,8 @@ test('a body over 1 MiB goes to an unlinked file in TMPDIR as it arrives; every 
   const unlinked = () => openBodyFiles().filter((file) => file.endsWith(' (deleted)'));
   assert.ok(await waitUntil(() => unlinked().length === 1, 5000), `a body file is open while the body arrives: ${openBodyFiles()}`);
   assert.ok(unlinked()[0].startsWith(path.join(tmp, 'svr-body-')), unlinked()[0]);
+  const [link] = bodyFileLinks(); // the unlinked file, through svr's own descriptor
+  assert.equal((fs.statSync(link).mode & 0o777).toString(8), '600', 'readable and writable by svr\'s user alone');
   assert.deepEqual(fs.readdirSync(tmp), [], 'nothing left in the directory');
   assert.equal(bytesInMemory(), 0, 'what memory held of it went to the file');
   upload.socket.write(Buffer.alloc(0.5 * MiB, 'a'));

@@ -350,11 +350,14 @@ test('Location: /path alone is a local redirect; with a Status it goes to the cl
     if (r.params.SCRIPT_NAME === '/local.php') r.write('Location: /target.txt?q=1\r\n\r\n');
     else if (r.params.SCRIPT_NAME === '/posted.php') r.write('Location: /next.php?z=1\r\n\r\n');
     else if (r.params.SCRIPT_NAME === '/loop.php') r.write('Location: /loop.php\r\n\r\n');
-    else if (r.params.SCRIPT_NAME === '/next.php') r.write(`Content-Type: text/plain\r\n\r\nnext ${r.params.REQUEST_METHOD} ${r.params.QUERY_STRING}`);
+    else if (r.params.SCRIPT_NAME === '/chain.php') { // ?N: N more local redirects, then an answer
+      const left = Number(r.params.QUERY_STRING);
+      r.write(left > 0 ? `Location: /chain.php?${left - 1}\r\n\r\n` : 'Content-Type: text/plain\r\n\r\nend of the chain');
+    } else if (r.params.SCRIPT_NAME === '/next.php') r.write(`Content-Type: text/plain\r\n\r\nnext ${r.params.REQUEST_METHOD} ${r.params.QUERY_STRING}`);
     else r.write('Status: 303 See Other\r\nLocation: /target.txt\r\n\r\n');
     r.end();
   });
-  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream }] }, files: { 'local.php': '', 'posted.php': '', 'next.php': '', 'loop.php': '', 'client.php': '', 'target.txt': 'the target' } });
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream }] }, files: { 'local.php': '', 'posted.php': '', 'next.php': '', 'loop.php': '', 'chain.php': '', 'client.php': '', 'target.txt': 'the target' } });
   t.after(async () => { await site.stop(); await fcgi.stop(); });
   const local = await request(`${site.url}/local.php`);
   assert.equal(local.status, 200);
@@ -365,6 +368,27 @@ test('Location: /path alone is a local redirect; with a Status it goes to the cl
   assert.equal(client.status, 303);
   assert.equal(client.headers.location, '/target.txt');
   assert.equal((await request(`${site.url}/loop.php`)).status, 502, 'a redirect loop ends');
+  // 10 local redirects in a row are followed to the end; the 11th is a 502.
+  const ran = () => fcgi.requests.filter((p) => p.SCRIPT_NAME === '/chain.php').length;
+  const ten = await request(`${site.url}/chain.php?10`);
+  assert.deepEqual([ten.status, ten.text], [200, 'end of the chain']);
+  assert.equal(ran(), 11, 'the script asked for and its 10 redirects');
+  assert.equal((await request(`${site.url}/chain.php?11`)).status, 502);
+  assert.equal(ran(), 11 + 11, 'the 11th redirect was not followed');
+  await site.waitForLog(/warn gateway: \/chain\.php\?1: more than 10 local redirects; answering 502/);
+  await site.waitForLog(/warn gateway: \/loop\.php: more than 10 local redirects; answering 502/);
+});
+
+test('SERVER_SOFTWARE names svr as the Server header does: its versions only with exposeServerVersion', async (t) => {
+  const { versionString } = require('../../lib/product');
+  for (const [exposeServerVersion, expected] of [[false, 'svr'], [true, versionString()]]) {
+    const { site, fcgi } = await withSite(t, {}, { 'a.php': '' }, { exposeServerVersion });
+    const res = await request(`${site.url}/a.php`);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.server, expected, `exposeServerVersion ${exposeServerVersion}`);
+    assert.equal(fcgi.requests[0].SERVER_SOFTWARE, expected, `exposeServerVersion ${exposeServerVersion}`);
+  }
+  assert.match(versionString(), /^svr\/\d+\.\d+\.\d+ \(/);
 });
 
 test('a local redirect meets the access rules of its path: a 403 or login rule holds', async (t) => {
@@ -574,6 +598,26 @@ test('FastCGI stderr: a character split between two records reaches the log whol
   t.after(async () => { await site.stop(); await fcgi.stop(); });
   assert.equal((await request(`${site.url}/log.php`)).text, 'ok');
   await site.waitForLog(/^error fastcgi unix:\S+: \/log\.php: PHP message: café € 😀$/);
+});
+
+test('FastCGI stderr: at most 64 KiB of it per request reaches the log, the rest is dropped', async (t) => {
+  // 103 lines of 1000 bytes: the 64 KiB end after 65 of them and 536 bytes of the 66th.
+  const lines = Array.from({ length: 103 }, (_, i) => `line ${String(i).padStart(4, '0')} ${'x'.repeat(989)}\n`);
+  const dir = makeTempDir();
+  const fcgi = await startFakeFastcgi(dir, (r) => {
+    for (const line of lines) r.stderr(line);
+    r.write('Content-Type: text/plain\r\n\r\nok');
+    r.end();
+  });
+  const site = await startPipeline({ config: { fastcgi: [{ upstream: fcgi.upstream }] }, files: { 'flood.php': '' } });
+  t.after(async () => { await site.stop(); await fcgi.stop(); });
+  const since = site.stderr().length;
+  assert.equal((await request(`${site.url}/flood.php`)).text, 'ok');
+  await site.waitForLog(/: \/flood\.php: line 0065 /, 'stderr', since); // the cut line, written at the script's end
+  const prefix = /^error fastcgi unix:\S+: \/flood\.php: /;
+  const logged = site.stderr().slice(since).filter((line) => prefix.test(line)).map((line) => line.replace(prefix, ''));
+  assert.equal(logged.join('\n'), lines.join('').slice(0, 64 * 1024));
+  assert.equal(logged.length, 66);
 });
 
 test('with requestBuffering false, a request body streams to the server as it arrives, never gathered first', { timeout: 30000 }, async (t) => {
