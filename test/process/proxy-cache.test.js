@@ -274,7 +274,7 @@ test('a 412 carries the Vary of the response it was computed against, on a miss 
   assert.equal(upstream.count('/varied'), 2, 'the 304 and the 412s after the first two requests came from the entry');
 });
 
-test('a response longer than its Content-Length is not stored (the bytes past it are an upstream error)', async (t) => {
+test('a response longer than its Content-Length is not stored (the bytes past it are an upstream error) and the client\'s copy is cut', async (t) => {
   const net = require('node:net');
   let asked = 0;
   const upstream = net.createServer((socket) => socket.once('data', () => {
@@ -283,14 +283,26 @@ test('a response longer than its Content-Length is not stored (the bytes past it
   }));
   await new Promise((resolve) => upstream.listen(0, '127.0.0.1', resolve));
   t.after(() => upstream.close());
-  const server = await startServer({ config: { workers: 1, stateDirectory: 'state', proxy: [{ path: '/', upstreams: [`http://127.0.0.1:${upstream.address().port}`], cache: true }] } });
+  const server = await startServer({
+    config: {
+      workers: 1, stateDirectory: 'state', metrics: { path: '/metrics', onSitePort: true },
+      proxy: [{ path: '/', upstreams: [`http://127.0.0.1:${upstream.address().port}`], cache: true }],
+    },
+  });
   t.after(() => server.stop());
   const agent = new http.Agent({ keepAlive: false });
   for (let i = 0; i < 3; i++) {
     const answer = await request(`${server.url}/long`, { agent }).catch((error) => ({ error }));
     assert.notEqual(answer.headers && answer.headers['x-cache'], 'HIT', `request ${i + 1} was answered from the cache: ${answer.text}`);
+    // The upstream's one write holds the headers, the ten declared bytes and the ten past them:
+    // svr sees the error before it sends anything, and closes the client's connection instead of
+    // passing on a response the upstream did not mean.
+    assert.ok(answer.error, `request ${i + 1}: the client got a whole response: ${answer.status} ${JSON.stringify(answer.text)}`);
   }
   assert.equal(asked, 3, 'every request went to the upstream');
+  const metrics = (await request(`${server.url}/metrics`, { agent })).text;
+  assert.equal(metricValue(metrics, 'svr_proxy_cache_stores_total'), 0, 'nothing was stored');
+  assert.equal(metricValue(metrics, 'svr_proxy_cache_entries'), 0);
 });
 
 test('a revalidation\'s 304 followed by stray bytes: answered from the entry, the worker unharmed', async (t) => {
