@@ -336,7 +336,7 @@ test('proxyCache.setCookie "strip": stored without the cookie, which only the fe
   assert.deepEqual([hit.headers['x-cache'], hit.headers['set-cookie'], hit.text], ['HIT', undefined, 'set-cookie 1']);
 });
 
-test('behind a trusted proxy, the X-Forwarded-Host it sends is part of the key', async (t) => {
+test('behind a trusted proxy, the X-Forwarded-Host and X-Forwarded-Proto it sends are part of the key', async (t) => {
   const { get, stored } = await setUp(t, { extra: { trustedProxies: ['127.0.0.1', '::1'] } });
   const viaA = await get('/reflect', { 'x-forwarded-host': 'a.example' });
   assert.deepEqual([viaA.headers['x-cache'], viaA.text.split(' ')[1]], ['MISS', 'a.example']);
@@ -346,6 +346,28 @@ test('behind a trusted proxy, the X-Forwarded-Host it sends is part of the key',
   assert.doesNotMatch(plain.text, /a\.example/);
   await stored(2);
   assert.equal((await get('/reflect', { 'x-forwarded-host': 'a.example' })).text, viaA.text);
+  const viaHttps = await get('/reflect', { 'x-forwarded-host': 'a.example', 'x-forwarded-proto': 'https' });
+  assert.equal(viaHttps.headers['x-cache'], 'MISS', 'another forwarded scheme, another entry');
+  assert.notEqual(viaHttps.text, viaA.text);
+});
+
+test('another Host and another query each get their own entry', async (t) => {
+  const { upstream, get, stored } = await setUp(t);
+  const a = await get('/reflect', { host: 'a.example' });
+  assert.deepEqual([a.headers['x-cache'], a.text], ['MISS', 'host a.example url /reflect 1']);
+  await stored(1);
+  assert.equal((await get('/reflect', { host: 'a.example' })).headers['x-cache'], 'HIT');
+  const b = await get('/reflect', { host: 'b.example' });
+  assert.deepEqual([b.headers['x-cache'], b.text], ['MISS', 'host b.example url /reflect 2'], 'another Host, another entry');
+  await stored(2);
+  const query = await get('/reflect?page=2', { host: 'a.example' });
+  assert.deepEqual([query.headers['x-cache'], query.text], ['MISS', 'host a.example url /reflect?page=2 3'], 'another query, another entry');
+  await stored(3);
+  assert.equal(upstream.count('/reflect'), 3, 'the upstream was asked for each');
+  for (const [host, p, text] of [['a.example', '/reflect', a.text], ['b.example', '/reflect', b.text], ['a.example', '/reflect?page=2', query.text]]) {
+    const hit = await get(p, { host });
+    assert.deepEqual([hit.headers['x-cache'], hit.text], ['HIT', text], `${host}${p} from its own entry`);
+  }
 });
 
 test('a huge response streams through unstored; the directory stays within maxBytes', async (t) => {
