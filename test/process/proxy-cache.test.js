@@ -196,14 +196,18 @@ test('cache poisoning through unkeyed headers fails', async (t) => {
 
 test('the cache asks the upstream without the client\'s conditions and Range: a stale copy cannot be pinned', async (t) => {
   const { upstream, get, stored } = await setUp(t);
-  assert.equal((await get('/pin')).text, 'pin 1');
+  const CONDITIONS = ['if-none-match', 'range', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range'];
+  // Conditions that pass (If-Match: *, a date to come), so that the answer is the 200 and is stored.
+  const passing = { 'if-match': '*', 'if-unmodified-since': new Date(Date.now() + 86400000).toUTCString(), 'if-range': '"pin"' };
+  assert.equal((await get('/pin', passing)).text, 'pin 1');
+  for (const name of CONDITIONS) assert.equal(upstream.seen.get('/pin')[0][name], undefined, `${name} reached the upstream on a miss`);
   await stored(1);
   // max-age=1: the lifetime ends with the clock, so the test waits for it.
   await new Promise((resolve) => setTimeout(resolve, 1100));
-  const attack = await get('/pin', { 'if-none-match': '*', range: 'bytes=0-1', 'if-modified-since': new Date().toUTCString() });
+  const attack = await get('/pin', { ...passing, 'if-none-match': '*', range: 'bytes=0-1', 'if-modified-since': new Date().toUTCString() });
   assert.deepEqual([attack.status, attack.headers['x-cache'], attack.text], [200, 'EXPIRED', 'pin 2']);
   const asked = upstream.seen.get('/pin')[1];
-  for (const name of ['if-none-match', 'range', 'if-modified-since']) assert.equal(asked[name], undefined, `${name} reached the upstream`);
+  for (const name of CONDITIONS) assert.equal(asked[name], undefined, `${name} reached the upstream`);
   const victim = await get('/pin');
   assert.notEqual(victim.text, 'pin 1', `the next client gets a current answer (${victim.headers['x-cache']})`);
 });
