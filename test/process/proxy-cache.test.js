@@ -196,14 +196,18 @@ test('cache poisoning through unkeyed headers fails', async (t) => {
 
 test('the cache asks the upstream without the client\'s conditions and Range: a stale copy cannot be pinned', async (t) => {
   const { upstream, get, stored } = await setUp(t);
-  assert.equal((await get('/pin')).text, 'pin 1');
+  const CONDITIONS = ['if-none-match', 'range', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range'];
+  // Conditions that pass (If-Match: *, a date to come), so that the answer is the 200 and is stored.
+  const passing = { 'if-match': '*', 'if-unmodified-since': new Date(Date.now() + 86400000).toUTCString(), 'if-range': '"pin"' };
+  assert.equal((await get('/pin', passing)).text, 'pin 1');
+  for (const name of CONDITIONS) assert.equal(upstream.seen.get('/pin')[0][name], undefined, `${name} reached the upstream on a miss`);
   await stored(1);
   // max-age=1: the lifetime ends with the clock, so the test waits for it.
   await new Promise((resolve) => setTimeout(resolve, 1100));
-  const attack = await get('/pin', { 'if-none-match': '*', range: 'bytes=0-1', 'if-modified-since': new Date().toUTCString() });
+  const attack = await get('/pin', { ...passing, 'if-none-match': '*', range: 'bytes=0-1', 'if-modified-since': new Date().toUTCString() });
   assert.deepEqual([attack.status, attack.headers['x-cache'], attack.text], [200, 'EXPIRED', 'pin 2']);
   const asked = upstream.seen.get('/pin')[1];
-  for (const name of ['if-none-match', 'range', 'if-modified-since']) assert.equal(asked[name], undefined, `${name} reached the upstream`);
+  for (const name of CONDITIONS) assert.equal(asked[name], undefined, `${name} reached the upstream`);
   const victim = await get('/pin');
   assert.notEqual(victim.text, 'pin 1', `the next client gets a current answer (${victim.headers['x-cache']})`);
 });
@@ -274,7 +278,7 @@ test('a 412 carries the Vary of the response it was computed against, on a miss 
   assert.equal(upstream.count('/varied'), 2, 'the 304 and the 412s after the first two requests came from the entry');
 });
 
-test('a response longer than its Content-Length is not stored (the bytes past it are an upstream error)', async (t) => {
+test('a response longer than its Content-Length is not stored (the bytes past it are an upstream error) and the client\'s copy is cut', async (t) => {
   const net = require('node:net');
   let asked = 0;
   const upstream = net.createServer((socket) => socket.once('data', () => {
@@ -283,14 +287,26 @@ test('a response longer than its Content-Length is not stored (the bytes past it
   }));
   await new Promise((resolve) => upstream.listen(0, '127.0.0.1', resolve));
   t.after(() => upstream.close());
-  const server = await startServer({ config: { workers: 1, stateDirectory: 'state', proxy: [{ path: '/', upstreams: [`http://127.0.0.1:${upstream.address().port}`], cache: true }] } });
+  const server = await startServer({
+    config: {
+      workers: 1, stateDirectory: 'state', metrics: { path: '/metrics', onSitePort: true },
+      proxy: [{ path: '/', upstreams: [`http://127.0.0.1:${upstream.address().port}`], cache: true }],
+    },
+  });
   t.after(() => server.stop());
   const agent = new http.Agent({ keepAlive: false });
   for (let i = 0; i < 3; i++) {
     const answer = await request(`${server.url}/long`, { agent }).catch((error) => ({ error }));
     assert.notEqual(answer.headers && answer.headers['x-cache'], 'HIT', `request ${i + 1} was answered from the cache: ${answer.text}`);
+    // The upstream's one write holds the headers, the ten declared bytes and the ten past them:
+    // svr sees the error before it sends anything, and closes the client's connection instead of
+    // passing on a response the upstream did not mean.
+    assert.ok(answer.error, `request ${i + 1}: the client got a whole response: ${answer.status} ${JSON.stringify(answer.text)}`);
   }
   assert.equal(asked, 3, 'every request went to the upstream');
+  const metrics = (await request(`${server.url}/metrics`, { agent })).text;
+  assert.equal(metricValue(metrics, 'svr_proxy_cache_stores_total'), 0, 'nothing was stored');
+  assert.equal(metricValue(metrics, 'svr_proxy_cache_entries'), 0);
 });
 
 test('a revalidation\'s 304 followed by stray bytes: answered from the entry, the worker unharmed', async (t) => {
@@ -324,7 +340,7 @@ test('proxyCache.setCookie "strip": stored without the cookie, which only the fe
   assert.deepEqual([hit.headers['x-cache'], hit.headers['set-cookie'], hit.text], ['HIT', undefined, 'set-cookie 1']);
 });
 
-test('behind a trusted proxy, the X-Forwarded-Host it sends is part of the key', async (t) => {
+test('behind a trusted proxy, the X-Forwarded-Host and X-Forwarded-Proto it sends are part of the key', async (t) => {
   const { get, stored } = await setUp(t, { extra: { trustedProxies: ['127.0.0.1', '::1'] } });
   const viaA = await get('/reflect', { 'x-forwarded-host': 'a.example' });
   assert.deepEqual([viaA.headers['x-cache'], viaA.text.split(' ')[1]], ['MISS', 'a.example']);
@@ -334,6 +350,28 @@ test('behind a trusted proxy, the X-Forwarded-Host it sends is part of the key',
   assert.doesNotMatch(plain.text, /a\.example/);
   await stored(2);
   assert.equal((await get('/reflect', { 'x-forwarded-host': 'a.example' })).text, viaA.text);
+  const viaHttps = await get('/reflect', { 'x-forwarded-host': 'a.example', 'x-forwarded-proto': 'https' });
+  assert.equal(viaHttps.headers['x-cache'], 'MISS', 'another forwarded scheme, another entry');
+  assert.notEqual(viaHttps.text, viaA.text);
+});
+
+test('another Host and another query each get their own entry', async (t) => {
+  const { upstream, get, stored } = await setUp(t);
+  const a = await get('/reflect', { host: 'a.example' });
+  assert.deepEqual([a.headers['x-cache'], a.text], ['MISS', 'host a.example url /reflect 1']);
+  await stored(1);
+  assert.equal((await get('/reflect', { host: 'a.example' })).headers['x-cache'], 'HIT');
+  const b = await get('/reflect', { host: 'b.example' });
+  assert.deepEqual([b.headers['x-cache'], b.text], ['MISS', 'host b.example url /reflect 2'], 'another Host, another entry');
+  await stored(2);
+  const query = await get('/reflect?page=2', { host: 'a.example' });
+  assert.deepEqual([query.headers['x-cache'], query.text], ['MISS', 'host a.example url /reflect?page=2 3'], 'another query, another entry');
+  await stored(3);
+  assert.equal(upstream.count('/reflect'), 3, 'the upstream was asked for each');
+  for (const [host, p, text] of [['a.example', '/reflect', a.text], ['b.example', '/reflect', b.text], ['a.example', '/reflect?page=2', query.text]]) {
+    const hit = await get(p, { host });
+    assert.deepEqual([hit.headers['x-cache'], hit.text], ['HIT', text], `${host}${p} from its own entry`);
+  }
 });
 
 test('a huge response streams through unstored; the directory stays within maxBytes', async (t) => {

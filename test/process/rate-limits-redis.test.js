@@ -13,6 +13,7 @@ const { hammer } = require('../support/rate-client');
 const PID_SCRIPT = "if (href.startsWith('/api')) { res.writeHead(200, { 'content-type': 'text/plain' }); res.end(String(process.pid)); return; }\nelseCallback();\n";
 const LIMIT = { path: '/api/', rate: 20, burst: 5 };
 const FRESH = { path: '/fresh/', rate: 20, burst: 5 }; // a bucket nobody used: its request must ask Redis
+const SLOW = { path: '/slow/', rate: 0.01, burst: 1 }; // a bucket full again 100 s after one request: its key outlives the test's look
 const redisServer = ensureDebianPackage('redis-server');
 
 function assertRate(passed, { rate, burst, elapsedMs }, what) {
@@ -39,7 +40,7 @@ test('two hosts share one limit through Redis; each limits alone (or opens, or c
   t.after(() => redis.stop());
   const store = (whenDown) => ({ redis: `redis://127.0.0.1:${redisPort}`, whenDown, timeout: 200 });
   const host = (whenDown) => startServer({
-    config: { workers: 2, metrics: { path: '/metrics', onSitePort: true }, rateLimits: [LIMIT, FRESH], rateLimitStore: store(whenDown) },
+    config: { workers: 2, metrics: { path: '/metrics', onSitePort: true }, rateLimits: [LIMIT, FRESH, SLOW], rateLimitStore: store(whenDown) },
     files: { 'serverSideScript.js': PID_SCRIPT },
   });
   const [a, b, open, closed] = await Promise.all([host('local'), host('local'), host('open'), host('closed')]);
@@ -50,6 +51,22 @@ test('two hosts share one limit through Redis; each limits alone (or opens, or c
   const servedBy = [...shared.bodies.keys()];
   assert.ok(servedBy.length >= 2, `both hosts served (pids ${servedBy})`);
   assert.equal(metricValue((await request(`${a.url}/metrics`)).text, 'svr_rate_limit_redis_up'), 1);
+
+  // The keys in Redis: `svr:rl:` + rule name + client, expiring when the bucket would be full again.
+  assert.equal((await request(`${a.url}/slow/x`)).status, 404, 'let through to the static files');
+  const Redis = require('ioredis');
+  const look = new Redis(redisPort, '127.0.0.1', { lazyConnect: true });
+  await look.connect();
+  try {
+    const keys = await look.keys('*');
+    assert.ok(keys.length > 0 && keys.every((key) => key.startsWith('svr:rl:')), `every key starts with svr:rl: (${JSON.stringify(keys)})`);
+    const slowKey = keys.find((key) => /^svr:rl:\/slow\/\n/.test(key));
+    assert.ok(slowKey, `the /slow/ rule's key is there (${JSON.stringify(keys)})`);
+    const ttl = await look.pttl(slowKey);
+    assert.ok(ttl > 90000 && ttl <= 100000, `expires when the bucket is full again, 100 s after the request (PTTL ${ttl} ms)`);
+  } finally {
+    look.disconnect();
+  }
 
   // A Redis that hangs (stopped with SIGSTOP): the request is answered while Redis stays stopped,
   // so it did not wait for Redis but for rateLimitStore.timeout, which the log names. How long it

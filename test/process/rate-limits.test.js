@@ -55,10 +55,11 @@ test('exempt addresses, one bucket per header value, methods, and a refusal that
   const server = await startServer({
     config: {
       workers: 2,
+      metrics: { path: '/metrics', onSitePort: true },
       rateLimits: [
         { path: '/api/free/', rate: 1, burst: 1, exempt: ['127.0.0.0/8', '::1'] },
         { path: '/api/post/', rate: 1, burst: 1, methods: ['POST'] },
-        { path: '/api/', rate: 1, burst: 2, key: 'header:X-Api-Key' },
+        { name: 'api-by-key', path: '/api/', rate: 1, burst: 2, key: 'header:X-Api-Key' },
       ],
     },
     files: { 'serverSideScript.js': PID_SCRIPT },
@@ -78,6 +79,10 @@ test('exempt addresses, one bucket per header value, methods, and a refusal that
   assert.equal(refused.status, 429);
   assert.equal(refused.headers['retry-after'], '1');
   assert.match(refused.text, /Too many requests/);
+  // A rule's name labels its metrics: the /api/ rule refused the third GET and Alice twice.
+  const metrics = (await request(`${server.url}/metrics`)).text;
+  assert.equal(metricValue(metrics, 'svr_rate_limited_requests_total{rule="api-by-key",outcome="refused"}'), 3, metrics);
+  assert.equal(metricValue(metrics, 'svr_rate_limited_requests_total{rule="/api/post/",outcome="refused"}'), 1, 'without a name: the path');
 });
 
 test('"key": "user": each user logged in by a 401 rule has a bucket of their own', async (t) => {
