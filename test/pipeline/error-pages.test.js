@@ -45,7 +45,8 @@ describe('exposeServerVersion: false (default)', () => {
   it('answers JSON errors to clients that ask for JSON', async () => {
     const res = await request(`${srv.url}/missing`, { headers: { Accept: 'application/json' } });
     assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
-    assert.deepEqual(JSON.parse(res.text).error.status, 404);
+    assert.deepEqual(JSON.parse(res.text).error,
+      { status: 404, message: 'Not Found', description: 'The requested resource was not found on this server.' });
     const browser = await request(`${srv.url}/missing`, { headers: { Accept: 'text/html,application/json;q=0.9' } });
     assert.equal(browser.headers['content-type'], 'text/html; charset=utf-8');
   });
@@ -188,6 +189,42 @@ describe('server-side errors: toggles', () => {
     const open = JSON.parse((await request(`${servers.open.url}/mod-error`, { headers: { Accept: 'application/json' } })).text);
     assert.match(open.error.stack, /secret-spot/);
     assert.equal(open.error.mod, 'TestMod/1.0');
+  });
+});
+
+// A custom 500 page with every placeholder; the mod's error message needs escaping.
+const PLACEHOLDER_MOD = `module.exports = (req, res, log, config, next) => {
+  if (req.url === '/fail') return res.error(500, 'TestMod/1.0', new Error('broke <here> & "there"'));
+  return next();
+};`;
+
+describe('custom error pages: {stack}, {server} and {contact}', () => {
+  const servers = {};
+  before(async () => {
+    for (const [name, config] of Object.entries({
+      defaults: {},
+      open: { stackHidden: false, exposeModsInErrorPages: true, serverAdministratorEmail: 'web.admin@example.com' },
+    })) {
+      servers[name] = await startPipeline({
+        config: { ...config, errorPages: [{ scode: 500, path: 'errors/500.html' }] },
+        files: { 'errors/500.html': '<p>{errorMessage}|{server}|{contact}</p><pre>{stack}</pre>' },
+        mods: { 'fail-mod.js': PLACEHOLDER_MOD },
+      });
+    }
+  });
+  after(async () => { for (const s of Object.values(servers)) await s.stop(); });
+
+  it('hides the stack and the mod, and shows the default contact as it is, by default', async () => {
+    const res = await request(`${servers.defaults.url}/fail`);
+    assert.equal(res.status, 500);
+    assert.equal(res.text, '<p>500 Internal Server Error|svr|[no contact information]</p><pre>[error stack hidden]</pre>');
+  });
+
+  it('fills in the stack (escaped), the mod and the obfuscated address when they are exposed', async () => {
+    const res = await request(`${servers.open.url}/fail`);
+    assert.equal(res.status, 500);
+    assert.match(res.text, /^<p>500 Internal Server Error\|svr TestMod\/1\.0\|web\[dot\]admin\[at\]example\[dot\]com<\/p><pre>Error: broke &lt;here&gt; &amp; &quot;there&quot;\n    at /);
+    assert.ok(!res.text.includes('<here>'));
   });
 });
 

@@ -19,6 +19,7 @@ const rewriteMap = [
   { definingRegex: '/^\\/escape/', replacements: [{ regex: '/^\\/escape/', replacement: '/../secret' }] },
   { definingRegex: '/^\\/encescape/', replacements: [{ regex: '/^\\/encescape/', replacement: '/%2e%2e/secret' }] },
   { definingRegex: '/^\\/dots/', replacements: [{ regex: '/^\\/dots/', replacement: '/a/../users/./x.txt' }] },
+  { definingRegex: '/^\\/pretty(?:\\?|$)/', replacements: [{ regex: '/^\\/pretty/', replacement: '/app/dir' }] },
   { definingRegex: '/^\\/app\\//', isNotFile: true, isNotDirectory: true, replacements: [{ regex: '/^\\/app\\/.*/', replacement: '/app/index.html' }] },
 ];
 
@@ -96,6 +97,22 @@ describe('rewriteMap', () => {
     const res = await request(`${srv.url}/app/some/route`);
     assert.equal(res.text, 'spa');
     assert.equal(res.headers['x-path'], '/app/index.html');
+  });
+});
+
+describe('rewriteMap: a directory reached through a rewrite', () => {
+  let srv;
+  before(async () => {
+    srv = await startPipeline({ config: { rewriteMap }, files: { 'app/dir/index.html': 'real dir' } });
+  });
+  after(() => srv.stop());
+
+  it('is redirected to the URL the client sent plus "/", query kept, not to the internal path', async () => {
+    const res = await request(`${srv.url}/pretty?x=1`);
+    assert.equal(res.status, 301);
+    assert.equal(res.headers.location, '/pretty/?x=1');
+    // the same directory asked for by its own path: redirected to that path
+    assert.equal((await request(`${srv.url}/app/dir`)).headers.location, '/app/dir/');
   });
 });
 

@@ -29,7 +29,8 @@ describe('compression (enableCompression: true, the default)', () => {
   let srv;
   before(async () => {
     srv = await startPipeline({
-      config: { fileCacheMaxFileSize: 65536, customHeaders: {} },
+      // dontCompress replaces the default list: only nocompress/ is excluded by path here.
+      config: { fileCacheMaxFileSize: 65536, customHeaders: {}, dontCompress: ['/^\\/nocompress\\//'], enableDirectoryListing: true },
       files: {
         'app.js': JS, 'style.css': CSS, 'small.txt': SMALL, 'pic.png': PNG, 'big.txt': BIG,
         'data.json': JSON.stringify({ items: Array.from({ length: 200 }, (_, i) => ({ id: i, name: `item ${i}` })) }),
@@ -134,6 +135,36 @@ describe('compression (enableCompression: true, the default)', () => {
     const small = await get('/small.txt', { 'accept-encoding': 'br, gzip' });
     assert.equal(small.headers['content-encoding'], undefined);
     assert.equal(small.text, SMALL);
+    // the same bytes as app.js, which is compressed: only the dontCompress pattern keeps it as it is
+    const kept = await get('/nocompress/keep.js', { 'accept-encoding': 'br, gzip' });
+    assert.equal(kept.status, 200);
+    assert.equal(kept.headers['content-encoding'], undefined);
+    assert.equal(kept.text, JS);
+  });
+
+  test('directory listings and error pages are not compressed, whatever their size', async () => {
+    for (const accept of ['text/html', 'application/json']) {
+      const listing = await get('/', { 'accept-encoding': 'br, gzip', accept });
+      assert.equal(listing.status, 200);
+      assert.ok(listing.body.length >= 512, `${accept} listing of ${listing.body.length} bytes, large enough to compress`);
+      assert.equal(listing.headers['content-encoding'], undefined, accept);
+      assert.match(listing.text, /app\.js/);
+      const error = await get('/missing.js', { 'accept-encoding': 'br, gzip', accept });
+      assert.equal(error.status, 404);
+      assert.equal(error.headers['content-encoding'], undefined, accept);
+    }
+    const page = await get('/missing.js', { 'accept-encoding': 'br, gzip' });
+    assert.ok(page.body.length >= 512, `error page of ${page.body.length} bytes, large enough to compress`);
+    assert.match(page.text, /404 Not Found/);
+  });
+
+  test('a compressed response has no Accept-Ranges; the identity one has', async () => {
+    for (const coding of ['br', 'gzip']) {
+      const res = await get('/app.js', { 'accept-encoding': coding });
+      assert.equal(res.headers['content-encoding'], coding);
+      assert.equal(res.headers['accept-ranges'], undefined, coding);
+    }
+    assert.equal((await get('/app.js')).headers['accept-ranges'], 'bytes');
   });
 
   test('a file too large to keep in memory is compressed as it streams', async () => {

@@ -42,6 +42,7 @@ describe('validators (enableETag: true, default)', () => {
     assert.equal(res.status, 304);
     assert.equal(res.body.length, 0);
     assert.equal(res.headers.etag, etag);
+    assert.equal(res.headers['last-modified'], AT);
   });
 
   it('If-None-Match list containing the ETag -> 304', async () => {
@@ -162,10 +163,11 @@ describe('ranges', () => {
   }
 
   for (const range of ['bytes=20-', 'bytes=1000-2000', 'bytes=-0']) {
-    it(`unsatisfiable ${range} -> 416 with Content-Range bytes */20 and no body`, async () => {
+    it(`unsatisfiable ${range} -> 416 with Content-Range bytes */20, Content-Length: 0 and no body`, async () => {
       const res = await get({ Range: range });
       assert.equal(res.status, 416);
       assert.equal(res.headers['content-range'], 'bytes */20');
+      assert.equal(res.headers['content-length'], '0');
       assert.equal(res.body.length, 0);
     });
   }

@@ -243,6 +243,29 @@ describe('FileCache (unit)', () => {
     assert.equal(cache.reads, 2);
   });
 
+  test('a file that changes while it is read is not kept: content() gives null and drops the entry', async () => {
+    const file = path.join(dir, 'changing.txt');
+    fs.writeFileSync(file, A);
+    const stats = fs.statSync(file);
+    // settled at once, so only the change during the read keeps the content out of the cache
+    const cache = countingCache({ settleMs: 0, now: () => Date.now() + 1000 });
+    // The change lands between the read of the bytes and the fstat that ends it, deterministically:
+    // the read returns the old bytes with the stats of the file as it is after the change.
+    const read = cache.readFile;
+    cache.readFile = async (p) => {
+      const got = await read(p);
+      writeWithNewCtime(file, B, stats.ctimeMs);
+      return { data: got.data, stats: fs.statSync(file) };
+    };
+    const entry = cache.entry(file, stats);
+    assert.equal(await cache.content(entry), null);
+    assert.equal(cache.kept(entry), undefined);
+    assert.equal(cache.map.has(file), false);
+    assert.equal(cache.bytes, 0);
+    cache.readFile = read;
+    assert.equal((await cache.content(cache.entry(file, fs.statSync(file)))).toString(), B);
+  });
+
   test('the byte budget is never exceeded and the least recently used file goes first', async () => {
     const cache = countingCache({ maxBytes: 40000, maxFileSize: 20000, settleMs: 0, now: () => Date.now() + 1000 });
     const files = [];

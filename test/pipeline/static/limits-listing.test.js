@@ -52,6 +52,11 @@ test('a large directory listing does not hold other requests for its whole durat
     const fresh = await request(`${server.url}/many/`);
     assert.match(fresh.text, /file-5\.txt<\/a><\/td><td class="s" data-v="7">7 B</);
     assert.match(fresh.text, /aaa-new\.txt/);
+    // 12,004 entries (the files, round-0..2.txt, aaa-new.txt): 10,000 examined, the rest counted
+    assert.match(fresh.text, />2004 more entries not shown\.</);
+    const json = JSON.parse((await request(`${server.url}/many/`, { headers: { Accept: 'application/json' } })).text);
+    assert.equal(json.entries.length, 10000);
+    assert.equal(json.truncated, 2004);
   } finally {
     await server.stop();
   }

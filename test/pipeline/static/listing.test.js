@@ -23,6 +23,8 @@ const files = {
   'dir/a#b?c%d.txt': 'odd',
   'dir/é ü.txt': 'utf8',
   'dir/big.bin': Buffer.alloc(5000),
+  'dir/file10.txt': '10', // numbers in numeric order: file2 before file10, though "1" < "2"
+  'dir/file2.txt': '2',
   'empty/.keep': '',
   'withindex/index.html': 'index wins',
 };
@@ -36,14 +38,14 @@ describe('directory listing enabled', () => {
   });
   after(() => srv.stop());
 
-  it('lists directories first, then files, case-insensitively', async () => {
+  it('lists directories first, then files, case-insensitively, numbers in numeric order', async () => {
     const res = await request(`${srv.url}/dir/`);
     assert.equal(res.status, 200);
     assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
     const names = [...res.text.matchAll(/<td class="n"><a href="[^"]*">([^<]*)<\/a>/g)].map((m) => m[1]);
     assert.deepEqual(names, [
       'Parent directory', 'Alpha/', 'zeta/',
-      '&lt;b&gt;x&amp;y&quot;.txt', 'A.txt', 'a#b?c%d.txt', 'b.txt', 'big.bin', 'c.txt', 'é ü.txt',
+      '&lt;b&gt;x&amp;y&quot;.txt', 'A.txt', 'a#b?c%d.txt', 'b.txt', 'big.bin', 'c.txt', 'é ü.txt', 'file2.txt', 'file10.txt',
     ]);
   });
 
@@ -91,6 +93,7 @@ describe('directory listing enabled', () => {
     assert.equal(big.size, 5000);
     assert.equal(big.href, '/dir/big.bin');
     assert.ok(!Number.isNaN(Date.parse(big.modified)));
+    assert.equal(data.truncated, 0);
   });
 
   it('lists the root without a parent link, and says when a directory is empty', async () => {

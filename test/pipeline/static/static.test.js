@@ -6,7 +6,9 @@ const { describe, it, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const http = require('node:http');
+const net = require('node:net');
 const path = require('node:path');
+const { execFileSync } = require('node:child_process');
 const { request } = require('../../support/helpers');
 const { startPipeline } = require('../../support/pipeline');
 
@@ -237,6 +239,33 @@ describe('MIME types, index files, trailing slashes', () => {
   it('answers 404 for a missing file and for a file with a trailing slash', async () => {
     assert.equal((await request(`${srv.url}/missing.txt`)).status, 404);
     assert.equal((await request(`${srv.url}/a.txt/`)).status, 404);
+  });
+});
+
+describe('special files under the web root', () => {
+  let srv;
+  let socketServer;
+  before(async () => {
+    srv = await startPipeline({ files: { 'a.txt': 'A' } });
+    // A FIFO nobody writes to: opening or reading it the ordinary way would wait for ever.
+    execFileSync('mkfifo', [path.join(srv.root, 'pipe.txt')]);
+    socketServer = net.createServer();
+    await new Promise((resolve) => socketServer.listen(path.join(srv.root, 'sock.txt'), resolve));
+  });
+  after(async () => {
+    if (socketServer) await new Promise((resolve) => socketServer.close(resolve));
+    await srv.stop();
+  });
+
+  it('answers 404 for a FIFO and a socket, at once, and keeps serving', async () => {
+    for (const p of ['/pipe.txt', '/sock.txt']) {
+      assert.ok(!fs.statSync(path.join(srv.root, p)).isFile(), p);
+      for (const method of ['GET', 'HEAD']) {
+        const res = await request(srv.url + p, { method });
+        assert.equal(res.status, 404, `${method} ${p}`);
+      }
+    }
+    assert.equal((await request(`${srv.url}/a.txt`)).text, 'A');
   });
 });
 
