@@ -15,7 +15,7 @@ const fs = require('node:fs');
 const tls = require('node:tls');
 const { readyWorkerPids } = require('../support/helpers');
 const { startTlsServer, h2Request } = require('../support/tls-helpers');
-const { frame } = require('../support/h2-frame');
+const { frame, readFrames } = require('../support/h2-frame');
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
 const FRAME = { DATA: 0x0, HEADERS: 0x1, RST_STREAM: 0x3, SETTINGS: 0x4, PING: 0x6, GOAWAY: 0x7, CONTINUATION: 0x9 };
@@ -68,20 +68,10 @@ function flood(port, frames, { readNothing = false, enough = () => false } = {})
     });
     if (readNothing) socket.pause();
     const timer = setTimeout(() => finish({ timedOut: true }), 20000);
-    let pending = Buffer.alloc(0);
-    socket.on('data', (chunk) => {
-      pending = Buffer.concat([pending, chunk]);
-      while (pending.length >= 9) {
-        const length = pending.readUIntBE(0, 3);
-        if (pending.length < 9 + length) break;
-        const type = pending[3];
-        const payload = pending.subarray(9, 9 + length);
-        if (type === FRAME.SETTINGS && !(pending[4] & 0x1)) socket.write(frame(FRAME.SETTINGS, 0x1, 0));
-        if (type === FRAME.HEADERS) seen.answers++;
-        if (type === FRAME.RST_STREAM) seen.resets.push(payload.readUInt32BE(0));
-        if (type === FRAME.GOAWAY) seen.goaway = { last: payload.readUInt32BE(0) & 0x7fffffff, code: payload.readUInt32BE(4) };
-        pending = pending.subarray(9 + length);
-      }
+    readFrames(socket, ({ type, payload }) => {
+      if (type === FRAME.HEADERS) seen.answers++;
+      if (type === FRAME.RST_STREAM) seen.resets.push(payload.readUInt32BE(0));
+      if (type === FRAME.GOAWAY) seen.goaway = { last: payload.readUInt32BE(0) & 0x7fffffff, code: payload.readUInt32BE(4) };
       if (seen.goaway || enough(seen)) finish();
     });
     socket.on('error', () => {});
@@ -230,15 +220,8 @@ function drip(port, oneFrame) {
       socket.write(Buffer.concat([PREFACE, frame(FRAME.SETTINGS, 0, 0)]));
       timer = setInterval(() => socket.write(oneFrame), 5);
     });
-    let pending = Buffer.alloc(0);
-    socket.on('data', (chunk) => {
-      pending = Buffer.concat([pending, chunk]);
-      while (pending.length >= 9 && pending.length >= 9 + pending.readUIntBE(0, 3)) {
-        const length = pending.readUIntBE(0, 3);
-        if (pending[3] === FRAME.SETTINGS && !(pending[4] & 0x1)) socket.write(frame(FRAME.SETTINGS, 0x1, 0));
-        if (pending[3] === FRAME.GOAWAY) goaway = { code: pending.readUInt32BE(13) };
-        pending = pending.subarray(9 + length);
-      }
+    readFrames(socket, ({ type, payload }) => {
+      if (type === FRAME.GOAWAY) goaway = { code: payload.readUInt32BE(4) };
     });
     socket.on('error', () => {});
     socket.on('close', () => {

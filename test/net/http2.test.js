@@ -218,12 +218,15 @@ test('h2: a session idle for keepAliveTimeout is closed with a GOAWAY', async ()
 });
 
 test('h2: an :authority that is not a host name or address with a port gets 400, as a Host over HTTP/1.1', async () => {
-  // nghttp2 resets a stream whose :authority holds characters no authority has ('/', ' ');
-  // one made of allowed characters in a wrong shape, or with userinfo ('@'), reaches svr.
+  // nghttp2 resets a stream whose :authority holds characters no authority has ('/', ' ', and
+  // with the nghttp2 of Node 22 and 24 '@'); one made of allowed characters in a wrong shape
+  // reaches svr.
   for (const authority of ['evil.example/x', 'a b']) {
     await assert.rejects(h2Request(server.httpsUrl, '/dir/file.txt', { headers: { ':authority': authority } }), /NGHTTP2_PROTOCOL_ERROR/, authority);
   }
-  for (const authority of ['a..b', 'x:80:80', 'x:8o', 'x@evil.example']) {
+  const userinfo = await h2Request(server.httpsUrl, '/dir/file.txt', { headers: { ':authority': 'x@evil.example' } }).catch((error) => ({ status: error.message }));
+  assert.ok(userinfo.status === 400 || /NGHTTP2_PROTOCOL_ERROR/.test(userinfo.status), `x@evil.example: ${userinfo.status}`);
+  for (const authority of ['a..b', 'x:80:80', 'x:8o']) {
     const res = await h2Request(server.httpsUrl, '/dir/file.txt', { headers: { ':authority': authority } }).catch((error) => ({ status: error.code || error.message }));
     assert.equal(res.status, 400, authority);
   }

@@ -12,7 +12,7 @@ const fs = require('node:fs');
 const tls = require('node:tls');
 const { readyWorkerPids } = require('../support/helpers');
 const { startTlsServer, startTlsPipeline, h2Connect, h2Request } = require('../support/tls-helpers');
-const { frame } = require('../support/h2-frame');
+const { frame, readFrames } = require('../support/h2-frame');
 
 const BIG = Buffer.alloc(2 * 1024 * 1024, 'x'); // above fileCacheMaxFileSize: streamed from disk
 
@@ -55,22 +55,11 @@ function openStreams(port, urlPath, streams, timeoutMs) {
       socket.write(Buffer.concat(frames));
     });
     const result = { headers: 0, refused: 0, socket };
-    let pending = Buffer.alloc(0);
     const timer = setTimeout(() => { resolve({ ...result, timedOut: true }); }, timeoutMs);
-    socket.on('data', (chunk) => {
-      pending = Buffer.concat([pending, chunk]);
-      while (pending.length >= 9) {
-        const length = pending.readUIntBE(0, 3);
-        if (pending.length < 9 + length) break;
-        const type = pending[3];
-        const flags = pending[4];
-        const payload = pending.subarray(9, 9 + length);
-        pending = pending.subarray(9 + length);
-        if (type === 0x4 && !(flags & 0x1)) socket.write(frame(0x4, 0x1, 0, Buffer.alloc(0))); // ACK their SETTINGS
-        if (type === 0x1) result.headers++;
-        if (type === 0x3 && payload.readUInt32BE(0) === 0x7) result.refused++; // REFUSED_STREAM
-        if (type === 0x7) result.goaway = true;
-      }
+    readFrames(socket, ({ type, payload }) => {
+      if (type === 0x1) result.headers++;
+      if (type === 0x3 && payload.readUInt32BE(0) === 0x7) result.refused++; // REFUSED_STREAM
+      if (type === 0x7) result.goaway = true;
       if (result.headers + result.refused >= streams || result.goaway) {
         clearTimeout(timer);
         resolve(result);
