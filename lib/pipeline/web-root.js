@@ -17,7 +17,8 @@
 //   const webRoot = createWebRoot(root, { followSymlinks, log })
 //   webRoot.flags                 open flags for files below the root
 //   webRoot.isAt(fd, real)        true when the descriptor's file is really at `real`
-//   webRoot.openSync(real, { directory })  -> { fd, stats } | null (null: not at `real` any more)
+//   webRoot.openSync(real, { directory })  -> { fd, stats } | null (null: not at `real` any more,
+//                                   or not a regular file: a FIFO, socket or device swapped in)
 //   webRoot.readContained(file[, maxBytes[, encoding]]) -> string (Buffer with encoding null): a
 //                                   whole small file read under the same rule when it lies below
 //                                   the root (error pages, .head/.foot, listing header/footer)
@@ -81,6 +82,9 @@ function createWebRoot(root, { followSymlinks = false, log } = {}) {
     try {
       if (!isAt(fd, real)) return null;
       const stats = fs.fstatSync(fd);
+      // The path policy saw a regular file; what was opened may since have been swapped for a
+      // FIFO or a device (O_NONBLOCK let the open return): it is not served.
+      if (!directory && !stats.isFile()) return null;
       ok = true;
       return { fd, stats };
     } finally {

@@ -477,12 +477,15 @@ async function streamBody(r, req, res, entry, rep, range, opened) {
   }
 }
 
-// A descriptor for `file`, shown to be at that path (site.webRoot), with its stats.
+// A descriptor for `file`, shown to be at that path (site.webRoot) and a regular file (not a
+// FIFO or device swapped in since the path was checked), with its stats.
 async function openAt(r, file) {
   const fd = await openFile(file, r.webRoot.flags);
   try {
     if (!r.webRoot.isAt(fd, file)) throw notHere();
-    return { fd, stats: fs.fstatSync(fd) };
+    const stats = fs.fstatSync(fd);
+    if (!stats.isFile()) throw notHere();
+    return { fd, stats };
   } catch (err) {
     fs.close(fd, () => {});
     throw err;
