@@ -357,3 +357,55 @@ test('a body file that cannot be read back whole: 500 and the reason in the log,
   await site.waitForLog(/the buffered request body could not be read/);
   assert.ok(await waitUntil(() => openBodyFiles().length === 0, 5000), 'the file is closed');
 });
+
+// Sends a POST head and the first bytes of its body, then waits; `answer()` is what came back so
+// far, `closed` resolves with all of it once the connection closes.
+function partialPost(port, pathname, declared, first) {
+  const net = require('node:net');
+  return new Promise((resolve) => {
+    let text = '';
+    const socket = net.connect(port, '127.0.0.1', () => {
+      socket.write(`POST ${pathname} HTTP/1.1\r\nHost: x\r\nContent-Length: ${declared}\r\n\r\n${first}`, () => resolve({ socket, answer: () => text, closed }));
+    });
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk) => { text += chunk; });
+    socket.on('error', () => {});
+    const closed = new Promise((done) => socket.on('close', () => done(text)));
+  });
+}
+
+// Marks its start in $MARK, then answers with the length of its body.
+const MARKS_START = `#!/bin/sh\n: > "$MARK"\nlength=$(head -c "$CONTENT_LENGTH" | wc -c)\nprintf 'Content-Type: text/plain\\r\\n\\r\\n%s\\n' "$length"\n`;
+
+test('requestBuffering false: the script starts before its body is whole, and reads it as it arrives', async (t) => {
+  const mark = path.join(makeTempDir(), 'started');
+  const site = await startPipeline({ config: { cgi: [{ path: '/cgi-bin/', requestBuffering: false, env: { MARK: mark } }] }, files: { 'cgi-bin/length.sh': MARKS_START } });
+  t.after(() => site.stop());
+  executable(site, ['cgi-bin/length.sh']);
+  const upload = await partialPost(site.port, '/cgi-bin/length.sh', 10, 'hello');
+  t.after(() => upload.socket.destroy());
+  assert.ok(await waitUntil(() => fs.existsSync(mark), 5000), 'the script started with half of its body sent');
+  upload.socket.write('world');
+  // The answer is chunked (no Content-Length from the script): its one chunk is "10\n".
+  assert.ok(await waitUntil(() => /\r\n\r\n3\r\n10\n\r\n0\r\n\r\n$/.test(upload.answer()), 5000), `the whole body read: ${JSON.stringify(upload.answer())}`);
+  assert.match(upload.answer(), /^HTTP\/1\.1 200 /);
+});
+
+test('requestBuffering (the default): timeout counts the body\'s reading; a body that never comes whole gets 504 and starts no script', async (t) => {
+  const mark = path.join(makeTempDir(), 'started');
+  const site = await startPipeline({ config: { cgi: [{ path: '/cgi-bin/', timeout: 500, env: { MARK: mark } }] }, files: { 'cgi-bin/length.sh': MARKS_START } });
+  t.after(() => site.stop());
+  executable(site, ['cgi-bin/length.sh']);
+  const upload = await partialPost(site.port, '/cgi-bin/length.sh', 10, 'hello');
+  t.after(() => upload.socket.destroy());
+  assert.ok(await waitUntil(() => /^HTTP\/1\.1 504 /.test(upload.answer()), 10000), `504 at the time limit: ${JSON.stringify(upload.answer().slice(0, 40))}`);
+  assert.equal(fs.existsSync(mark), false, 'no script started');
+});
+
+test('a chunked request body gets 411 from a CGI rule, as from a FastCGI one', async (t) => {
+  const site = await startPipeline({ config: { cgi: [{ path: '/cgi-bin/' }] }, files: { 'cgi-bin/echo.sh': SHELL } });
+  t.after(() => site.stop());
+  executable(site, ['cgi-bin/echo.sh']);
+  const res = await request(`${site.url}/cgi-bin/echo.sh`, { method: 'POST', headers: { 'transfer-encoding': 'chunked' }, body: 'hello' });
+  assert.equal(res.status, 411);
+});
