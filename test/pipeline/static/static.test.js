@@ -171,9 +171,9 @@ describe("svr's own code when wwwroot is the installation directory", () => {
   });
   after(() => srv.stop());
 
-  it('never serves svr.js, lib/, node_modules/, config/ or package.json', async () => {
+  it('never serves svr.js, lib/, node_modules/, config/, package.json or package-lock.json', async () => {
     for (const p of ['/svr.js', '/lib/pipeline/index.js', '/node_modules/mime-types/package.json',
-      '/config/svr-config.json', '/package.json']) {
+      '/config/svr-config.json', '/package.json', '/package-lock.json']) {
       assert.equal((await request(srv.url + p)).status, 404, p);
     }
   });
