@@ -17,6 +17,7 @@
 //   const webRoot = createWebRoot(root, { followSymlinks, log })
 //   webRoot.flags                 open flags for files below the root
 //   webRoot.isAt(fd, real)        true when the descriptor's file is really at `real`
+//   webRoot.fileAt(fd, real)      -> its stats when it is also a regular file, else null
 //   webRoot.openSync(real, { directory })  -> { fd, stats } | null (null: not at `real` any more,
 //                                   or not a regular file: a FIFO, socket or device swapped in)
 //   webRoot.readContained(file[, maxBytes[, encoding]]) -> string (Buffer with encoding null): a
@@ -76,19 +77,24 @@ function createWebRoot(root, { followSymlinks = false, log } = {}) {
     }
   }
 
+  // The stats of a descriptor opened for the file `real` when it is really there and a regular
+  // file, else null: the path policy saw a regular file, but what was opened may since have been
+  // swapped for a FIFO or a device (O_NONBLOCK let the open return), which is not served.
+  function fileAt(fd, real) {
+    if (!isAt(fd, real)) return null;
+    const stats = fs.fstatSync(fd);
+    return stats.isFile() ? stats : null;
+  }
+
   function openSync(real, { directory = false } = {}) {
     const fd = fs.openSync(real, flags | (directory ? O_DIRECTORY : 0));
-    let ok = false;
+    let stats = null;
     try {
-      if (!isAt(fd, real)) return null;
-      const stats = fs.fstatSync(fd);
-      // The path policy saw a regular file; what was opened may since have been swapped for a
-      // FIFO or a device (O_NONBLOCK let the open return): it is not served.
-      if (!directory && !stats.isFile()) return null;
-      ok = true;
-      return { fd, stats };
+      if (!directory) stats = fileAt(fd, real);
+      else if (isAt(fd, real)) stats = fs.fstatSync(fd);
+      return stats === null ? null : { fd, stats };
     } finally {
-      if (!ok) fs.closeSync(fd);
+      if (stats === null) fs.closeSync(fd);
     }
   }
 
@@ -116,7 +122,7 @@ function createWebRoot(root, { followSymlinks = false, log } = {}) {
     return hasProc ? PROC_FD + fd : real;
   }
 
-  return { flags, hasProc, isAt, openSync, readContained, dirPath, inside };
+  return { flags, hasProc, isAt, fileAt, openSync, readContained, dirPath, inside };
 }
 
 module.exports = { createWebRoot };

@@ -29,7 +29,7 @@ function heartbeatInterval(stallTimeoutMs) {
 // SVR_HEARTBEAT_INTERVAL_MS: a test knob, not a config key. With the watchdog off, the timed
 // beats come this far apart instead of every second, so that a test can tell what an early beat
 // did from what a timed one would have done without timing either.
-const KNOB_INTERVAL_MS = Number(process.env.SVR_HEARTBEAT_INTERVAL_MS) > 0 ? Number(process.env.SVR_HEARTBEAT_INTERVAL_MS) : 0;
+const KNOB_INTERVAL_MS = Math.max(0, Number(process.env.SVR_HEARTBEAT_INTERVAL_MS) || 0);
 
 // How often a worker beats, for a stall timeout (0: the watchdog is off).
 function beatInterval(stallTimeoutMs) {

@@ -482,9 +482,8 @@ async function streamBody(r, req, res, entry, rep, range, opened) {
 async function openAt(r, file) {
   const fd = await openFile(file, r.webRoot.flags);
   try {
-    if (!r.webRoot.isAt(fd, file)) throw notHere();
-    const stats = fs.fstatSync(fd);
-    if (!stats.isFile()) throw notHere();
+    const stats = r.webRoot.fileAt(fd, file);
+    if (stats === null) throw notHere();
     return { fd, stats };
   } catch (err) {
     fs.close(fd, () => {});
